@@ -1,0 +1,240 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "opd/boxing.h"
+#include "opd/function_schema.h"
+#include "opd/kernel_function.h"
+#include "opd/local_dispatch_key_set.h"
+#include "opd/operator_entry.h"
+#include "opd/registration_handle.h"
+
+namespace opd {
+
+template <class Sig>
+class TypedOperatorHandle;
+
+// A reference to an operator. Cheap to copy. Valid while the operator has at least one
+// registration; using it after its last registration is gone is undefined, as in PyTorch.
+class OPD_API OperatorHandle {
+ public:
+  explicit OperatorHandle(OperatorEntry* entry) : entry_(entry) {}
+
+  const OperatorName& operator_name() const { return entry_->operator_name(); }
+  bool has_schema() const { return entry_->has_schema(); }
+  const FunctionSchema& schema() const { return entry_->schema(); }
+  const std::string& debug() const { return entry_->schema_debug(); }
+  bool has_kernel_for_dispatch_key(DispatchKey k) const {
+    return entry_->has_kernel_for_dispatch_key(k);
+  }
+  std::string dump_state() const { return entry_->dump_state(); }
+  std::string dump_computed_table() const { return entry_->dump_computed_table(); }
+
+  // A typed handle for unboxed calls. Throws Error when Sig is not the operator's C++ signature
+  // (from its unboxed kernels, else from its schema), naming both.
+  template <class Sig>
+  TypedOperatorHandle<Sig> typed() const {
+    check_signature(CppSignature::make<Sig>(), infer_schema_string<Sig>());
+    return TypedOperatorHandle<Sig>(entry_);
+  }
+
+  // Boxed call: the stack holds exactly the schema's arguments; they are replaced by the
+  // results. Throws TypeError naming the operator and argument on a count or type mismatch.
+  void call_boxed(Stack* stack) const;
+  // Boxed call from inside a kernel, dispatching on `keys` (already computed by the caller,
+  // usually the kernel's keys minus the one it serves).
+  void redispatch_boxed(DispatchKeySet keys, Stack* stack) const;
+
+  OperatorEntry& entry() const { return *entry_; }
+  bool operator==(const OperatorHandle& o) const { return entry_ == o.entry_; }
+
+ protected:
+  void check_signature(const CppSignature& sig, const std::string& inferred) const;
+  OperatorEntry* entry_;
+};
+
+namespace detail {
+
+// Marks a dispatcher call in flight on this thread for its duration; see Note [Kernel
+// reclamation] in dispatcher.cpp. Costs two thread-local stores and a compiler barrier.
+class CallScope {
+ public:
+  CallScope() : s_(tls_dispatch_state) {
+    if (!s_.registered) [[unlikely]] register_dispatch_thread();
+#if defined(__SANITIZE_THREAD__)
+    s_.depth.fetch_add(1, std::memory_order_seq_cst);
+#else
+    s_.depth.store(s_.depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+  }
+  ~CallScope() {
+    s_.depth.store(s_.depth.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+  }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  ThreadDispatchState& s_;
+};
+
+inline DispatchKeySet key_set_of(const Tensor& t) { return t.key_set(); }
+inline DispatchKeySet key_set_of(const std::optional<Tensor>& t) {
+  return t ? t->key_set() : DispatchKeySet();
+}
+inline DispatchKeySet key_set_of(std::span<const Tensor> ts) {
+  DispatchKeySet ks;
+  for (const auto& t : ts) ks = ks | t.key_set();
+  return ks;
+}
+inline DispatchKeySet key_set_of(const std::vector<Tensor>& ts) {
+  return key_set_of(std::span<const Tensor>(ts));
+}
+inline DispatchKeySet key_set_of(const std::vector<std::optional<Tensor>>& ts) {
+  DispatchKeySet ks;
+  for (const auto& t : ts) ks = ks | key_set_of(t);
+  return ks;
+}
+template <class T>
+DispatchKeySet key_set_of(const T&) {
+  return {};
+}
+
+// OR of the key sets of every tensor-like argument.
+template <class... Args>
+DispatchKeySet arguments_key_set(const Args&... args) {
+  return (DispatchKeySet() | ... | key_set_of(args));
+}
+
+// The key set a call dispatches on: ((arguments | included) - excluded) & mask.
+inline DispatchKeySet compute_dispatch_key_set(DispatchKeySet args, DispatchKeySet mask) {
+  const auto& s = tls_dispatch_state;
+  return ((args | DispatchKeySet::from_raw(s.included)) - DispatchKeySet::from_raw(s.excluded)) &
+         mask;
+}
+
+}  // namespace detail
+
+template <class Ret, class... Args>
+class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
+ public:
+  // The dispatch fast path: key set, one table load, one indirect call. No lock.
+  Ret call(Args... args) const {
+    const OperatorEntry& e = *entry_;
+    DispatchKeySet ks =
+        detail::compute_dispatch_key_set(detail::arguments_key_set(args...), e.key_mask());
+    detail::CallScope scope;
+    return e.lookup(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
+  // Calls the kernel for `keys` (masked by the operator's fallthroughs), ignoring the TLS sets:
+  // for kernels that handled their own key and pass the call on.
+  Ret redispatch(DispatchKeySet keys, Args... args) const {
+    const OperatorEntry& e = *entry_;
+    DispatchKeySet ks = keys & e.key_mask();
+    detail::CallScope scope;
+    return e.lookup(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
+
+ private:
+  friend class OperatorHandle;
+  explicit TypedOperatorHandle(OperatorEntry* e) : OperatorHandle(e) {}
+};
+
+// Told about every operator that gains or loses its schema.
+class OpRegistrationListener {
+ public:
+  virtual ~OpRegistrationListener() = default;
+  // After a def (or, when the listener is added, for each operator already defined).
+  virtual void on_operator_registered(const OperatorHandle& op) = 0;
+  // Before the schema of `op` is removed.
+  virtual void on_operator_deregistered(const OperatorHandle& op) = 0;
+};
+
+// The process-wide operator registry. All registration is serialised by one mutex; dispatch
+// (TypedOperatorHandle::call, OperatorHandle::call_boxed) takes no lock. Every register_* call
+// returns a handle that undoes it; undoing in any order leaves the state a registration order
+// without that registration would have produced (the commutation property).
+class OPD_API Dispatcher {
+ public:
+  // The single instance, defined in libopd_core.so.
+  static Dispatcher& singleton();
+
+  // Lookup. find_schema finds operators that have a schema; find_op also impl-only ones.
+  std::optional<OperatorHandle> find_schema(const OperatorName& name);
+  std::optional<OperatorHandle> find_op(const OperatorName& name);
+  // Throws Error "Could not find schema for aten::foo.bar" (with a hint when an impl exists).
+  OperatorHandle find_schema_or_throw(std::string_view name, std::string_view overload_name);
+  std::vector<OperatorName> all_op_names();
+
+  // Registration. `debug` says where it came from ("registered at file:line").
+  // Throws Error for a second def of the same name and overload (naming both sites), or when the
+  // schema disagrees with an existing kernel's inferred schema.
+  RegistrationHandle register_def(FunctionSchema schema, std::string debug);
+  // `key` nullopt registers to CompositeImplicitAutograd (PyTorch's catch-all). Throws Error when
+  // the inferred schema or C++ signature disagrees with the def or another kernel.
+  RegistrationHandle register_impl(OperatorName op, std::optional<DispatchKey> key,
+                                   KernelFunction kernel, std::optional<CppSignature> cpp_signature,
+                                   std::optional<FunctionSchema> inferred_schema, std::string debug);
+  // A boxed kernel serving `key` (a runtime key) for every operator without a kernel of its own
+  // for it. Throws Error for a second fallback on the same key, naming both sites.
+  RegistrationHandle register_fallback(DispatchKey key, KernelFunction kernel, std::string debug);
+  // Claims namespace `ns` for a Def library. Throws Error when another Def library holds it.
+  RegistrationHandle register_library(std::string ns, std::string debug);
+  // Adds a listener, first replaying on_operator_registered for every defined operator.
+  RegistrationHandle add_registration_listener(std::unique_ptr<OpRegistrationListener> listener);
+
+  // Introspection, for tests and tools.
+  std::vector<OperatorName> find_dangling_impls();
+  // Throws Error naming the first operator whose state is inconsistent.
+  void check_invariants();
+  // Names of operators with a kernel registered directly to `key`; all operators for nullopt.
+  std::vector<std::string> registrations_for_dispatch_key(std::optional<DispatchKey> key);
+  // The fallback registered for `key`, if any.
+  std::optional<std::string> fallback_debug(DispatchKey key);
+
+  // Frees replaced kernels and erased operators that no thread can still be running. Runs by
+  // itself as registrations accumulate; returns the number of objects freed.
+  size_t reclaim();
+  // Replaced kernels and erased operators waiting for reclamation.
+  size_t retired_count();
+
+ private:
+  friend class OperatorEntry;
+  struct Fallback {
+    std::shared_ptr<AnnotatedKernel> kernel;
+  };
+  // Holds the registration mutex; on release, frees the reclaimed objects after unlocking.
+  class WriteLock {
+   public:
+    explicit WriteLock(Dispatcher& d) : d_(d) { d_.mutex_.lock(); }
+    ~WriteLock();
+    WriteLock(const WriteLock&) = delete;
+    WriteLock& operator=(const WriteLock&) = delete;
+
+   private:
+    Dispatcher& d_;
+  };
+  Dispatcher();
+  OperatorEntry& find_or_create(const OperatorName& name);
+  void cleanup(OperatorEntry& e);
+  void retire(std::shared_ptr<void> object);
+  size_t reclaim_locked();
+
+  std::mutex mutex_;
+  std::unordered_map<OperatorName, std::unique_ptr<OperatorEntry>> operators_;
+  std::unordered_map<std::string, std::string> libraries_;  // namespace -> debug
+  std::array<std::shared_ptr<AnnotatedKernel>, kNumRuntimeEntries> fallbacks_;
+  std::list<std::unique_ptr<OpRegistrationListener>> listeners_;
+  std::set<std::pair<std::string, DispatchKey>> warned_overrides_;  // override warnings given
+  std::vector<std::shared_ptr<void>> retired_;  // unpublished, maybe still running
+  std::vector<std::shared_ptr<void>> garbage_;  // reclaimed, freed when the lock is released
+};
+
+}  // namespace opd

@@ -1,0 +1,105 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "opd/boxing.h"
+#include "opd/dispatch_key_set.h"
+#include "opd/function_schema.h"
+#include "opd/kernel_function.h"
+#include "opd/local_dispatch_key_set.h"
+
+namespace opd {
+
+class Dispatcher;
+
+// One registered kernel with what the dispatcher knows about it.
+struct AnnotatedKernel {
+  KernelFunction kernel;
+  std::optional<FunctionSchema> inferred_schema;  // from the C++ signature; none when boxed
+  std::optional<CppSignature> cpp_signature;      // none when boxed
+  std::string debug;                              // "registered at file:line"
+};
+
+// Where a computed-table entry came from, printed in dump_computed_table() as PyTorch does.
+enum class KernelSource : uint8_t { Kernel, DefaultBackend, Math, Autograd, BackendFallback, Missing };
+
+// The per-operator state: schema, registered kernels per key and the computed runtime table.
+// Mutated only by the Dispatcher under its mutex; the table and key mask are read by
+// dispatching threads without a lock (atomics; see Note [Kernel reclamation]).
+class OPD_API OperatorEntry {
+ public:
+  explicit OperatorEntry(OperatorName name);
+  OperatorEntry(const OperatorEntry&) = delete;
+  OperatorEntry& operator=(const OperatorEntry&) = delete;
+
+  const OperatorName& operator_name() const { return name_; }
+  bool has_schema() const { return schema_.has_value(); }
+  // Throws Error when the operator has no schema (impls only).
+  const FunctionSchema& schema() const;
+  const std::string& schema_debug() const { return schema_debug_; }
+  int def_count() const { return def_count_; }
+  int def_and_impl_count() const { return def_and_impl_count_; }
+
+  // Runtime keys whose entry is not a fallthrough.
+  DispatchKeySet key_mask() const {
+    return DispatchKeySet::from_raw(key_mask_.load(std::memory_order_relaxed));
+  }
+  // The kernel serving a (masked) key set. Never null: missing entries hold a kernel that
+  // reports the error.
+  const KernelFunction& lookup(DispatchKeySet ks) const {
+    return *table_[ks.index()].load(std::memory_order_acquire);
+  }
+
+  bool has_kernel_for_dispatch_key(DispatchKey k) const;
+  // Canonical state and computed table, in PyTorch's formats.
+  std::string dump_state() const;
+  std::string dump_computed_table() const;
+  // Throws Error naming the broken invariant, with the state and table.
+  void check_invariants() const;
+  // Keys (ascending) whose computed entry serves calls, as in the missing-kernel error.
+  std::string available_keys() const;
+  // The C++ signature of the first unboxed kernel, with its key and debug, if any.
+  struct SignatureSource {
+    CppSignature signature;
+    DispatchKey key;
+    const std::string* debug;
+  };
+  std::optional<SignatureSource> cpp_signature() const;
+
+  // Throws NotImplementedError (or, for Undefined, Error) for a call that found no kernel.
+  [[noreturn]] void report_missing(DispatchKeySet ks) const;
+
+ private:
+  friend class Dispatcher;
+  using KernelList = std::list<std::shared_ptr<AnnotatedKernel>>;
+
+  struct Computed {
+    const KernelFunction* kernel;
+    const std::string* debug;
+    KernelSource source;
+  };
+  Computed compute_entry(DispatchKey k, const Dispatcher& d) const;
+  // Recomputes every table entry and the key mask from the kernels and backend fallbacks.
+  void update_table(const Dispatcher& d);
+  const KernelList& kernels(DispatchKey k) const { return kernels_[static_cast<int>(k)]; }
+  KernelList& kernels(DispatchKey k) { return kernels_[static_cast<int>(k)]; }
+
+  OperatorName name_;
+  std::optional<FunctionSchema> schema_;
+  std::string schema_debug_;
+  int def_count_ = 0;
+  int def_and_impl_count_ = 0;
+  // Per registered key (runtime or alias), newest first. INVARIANT: no list for Undefined.
+  std::array<KernelList, kNumDispatchKeys> kernels_;
+  // table_[k] serves runtime key k (0: Undefined). Points into kernels_, the dispatcher's
+  // fallbacks or the static missing kernel.
+  std::array<std::atomic<const KernelFunction*>, kNumRuntimeEntries> table_;
+  std::atomic<uint64_t> key_mask_;
+};
+
+}  // namespace opd

@@ -1,0 +1,328 @@
+#include "opd/dispatcher.h"
+
+#include <algorithm>
+#include <set>
+
+#include "infer_schema.h"
+#include "logging.h"
+#include "opd/error.h"
+#include "thread_registry.h"
+
+namespace opd {
+
+// Note [Kernel reclamation]
+// Dispatch reads an operator's table without a lock, so a kernel replaced or deregistered under
+// the mutex may still be running on another thread, and an erased operator entry may still be
+// being read. Such objects are retired, not freed. Every dispatcher call marks itself in flight
+// in a thread-local depth counter (detail::CallScope: two plain stores, no fence). reclaim()
+// issues a process-wide memory barrier (membarrier), which orders every thread's counter store
+// before our reads, then frees the retired objects if every thread's counter is zero: a call
+// that started before the barrier and is still running shows a non-zero counter, and a call
+// that starts after it loads the new table entry. Reclamation runs by itself once enough
+// objects are retired, and whenever reclaim() is called (the plugin manager does, to unmap).
+
+namespace {
+
+constexpr size_t kReclaimThreshold = 256;
+
+std::string debug_or_unknown(const std::string& d) { return d.empty() ? "(unknown)" : d; }
+
+}  // namespace
+
+Dispatcher::Dispatcher() {
+  // Autograd and ADInplaceOrView fall through unless a plugin serves them, so tensors can
+  // always carry those keys (see key_set_for_device).
+  for (DispatchKey k : kAutogradKeySet | key_bit(DispatchKey::ADInplaceOrView)) {
+    fallbacks_[static_cast<int>(k)] = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
+        KernelFunction::make_fallthrough(), std::nullopt, std::nullopt,
+        "registered in opdispatch core"});
+  }
+}
+
+Dispatcher& Dispatcher::singleton() {
+  // Never destroyed: registrations owned by static objects of other libraries may be undone
+  // after this library's static destructors ran.
+  static Dispatcher* d = new Dispatcher();
+  return *d;
+}
+
+std::optional<OperatorHandle> Dispatcher::find_op(const OperatorName& name) {
+  WriteLock lock(*this);
+  auto it = operators_.find(name);
+  if (it == operators_.end()) return std::nullopt;
+  return OperatorHandle(it->second.get());
+}
+
+std::optional<OperatorHandle> Dispatcher::find_schema(const OperatorName& name) {
+  auto op = find_op(name);
+  if (op && op->has_schema()) return op;
+  return std::nullopt;
+}
+
+OperatorHandle Dispatcher::find_schema_or_throw(std::string_view name, std::string_view overload) {
+  OperatorName op_name{std::string(name), std::string(overload)};
+  auto op = find_op(op_name);
+  OPD_CHECK(op.has_value(), "Could not find schema for {}", op_name.to_string());
+  OPD_CHECK(op->has_schema(),
+            "Could not find schema for {} but we found an implementation; did you forget to def() "
+            "the operator?",
+            op_name.to_string());
+  return *op;
+}
+
+std::vector<OperatorName> Dispatcher::all_op_names() {
+  WriteLock lock(*this);
+  std::vector<OperatorName> names;
+  names.reserve(operators_.size());
+  for (const auto& [name, e] : operators_) names.push_back(name);
+  std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.name, a.overload_name) < std::tie(b.name, b.overload_name);
+  });
+  return names;
+}
+
+OperatorEntry& Dispatcher::find_or_create(const OperatorName& name) {
+  auto [it, inserted] = operators_.try_emplace(name);
+  if (inserted) {
+    it->second = std::make_unique<OperatorEntry>(name);
+    it->second->update_table(*this);  // existing backend fallbacks apply to new operators
+  }
+  return *it->second;
+}
+
+void Dispatcher::cleanup(OperatorEntry& e) {
+  if (e.def_and_impl_count_ > 0) return;
+  auto it = operators_.find(e.operator_name());
+  OPD_INTERNAL_ASSERT(it != operators_.end() && it->second.get() == &e);
+  retire(std::shared_ptr<void>(std::move(it->second)));
+  operators_.erase(it);
+}
+
+RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string debug) {
+  WriteLock lock(*this);
+  OperatorName name = schema.operator_name();
+  if (auto it = operators_.find(name); it != operators_.end() && it->second->schema_) {
+    const OperatorEntry& e = *it->second;
+    throw Error(fmt::format(
+        "Tried to register an operator ({}) with the same name and overload name multiple times. "
+        "Each overload's schema should only be registered with a single call to def(). Duplicate "
+        "registration: {}. Original registration: {}",
+        schema.to_string(), debug_or_unknown(debug), debug_or_unknown(e.schema_debug_)));
+  }
+  // Check before creating anything, so a refused def leaves no trace.
+  if (auto it = operators_.find(name); it != operators_.end()) {
+    for (int i = 0; i < kNumDispatchKeys; ++i) {
+      for (const auto& k : it->second->kernels_[i]) {
+        if (k->inferred_schema) {
+          check_inferred_schema(schema, debug, *k->inferred_schema, k->debug);
+        }
+      }
+    }
+  }
+  OperatorEntry& e = find_or_create(name);
+  e.schema_ = std::move(schema);
+  e.schema_debug_ = std::move(debug);
+  ++e.def_count_;
+  ++e.def_and_impl_count_;
+  OperatorHandle handle(&e);
+  for (auto& l : listeners_) l->on_operator_registered(handle);
+
+  return RegistrationHandle([this, name] {
+    WriteLock lock(*this);
+    auto it = operators_.find(name);
+    OPD_INTERNAL_ASSERT(it != operators_.end() && it->second->def_count_ > 0);
+    OperatorEntry& e = *it->second;
+    OperatorHandle handle(&e);
+    for (auto& l : listeners_) l->on_operator_deregistered(handle);
+    e.schema_.reset();
+    e.schema_debug_.clear();
+    --e.def_count_;
+    --e.def_and_impl_count_;
+    cleanup(e);
+  });
+}
+
+RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<DispatchKey> key,
+                                             KernelFunction kernel,
+                                             std::optional<CppSignature> cpp_signature,
+                                             std::optional<FunctionSchema> inferred_schema,
+                                             std::string debug) {
+  DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
+  OPD_CHECK(k != DispatchKey::Undefined && k < DispatchKey::EndOfAliasKeys,
+            "{}: cannot register a kernel to dispatch key {}", name.to_string(), to_string(k));
+  OPD_CHECK(kernel.is_valid(), "{}: the kernel registered at {} is empty", name.to_string(), debug);
+  WriteLock lock(*this);
+  auto existing = operators_.find(name);
+  OperatorEntry* e = existing == operators_.end() ? nullptr : existing->second.get();
+  // Every check runs before any change, so a refused impl leaves the state as it was.
+  if (e && e->schema_ && inferred_schema) {
+    check_inferred_schema(*e->schema_, e->schema_debug_, *inferred_schema, debug);
+  }
+  if (e && cpp_signature) {
+    if (auto prev = e->cpp_signature(); prev && !(prev->signature == *cpp_signature)) {
+      throw Error(fmt::format(
+          "\nMismatch in kernel C++ signatures\n  operator: {}\n    {}\n  kernel 1: {}\n    "
+          "dispatch key: {}\n    {}\n  kernel 2: {}\n    dispatch key: {}\n    {}\n",
+          e->schema_ ? e->schema_->to_string() : name.to_string(), debug_or_unknown(e->schema_debug_),
+          prev->signature.name(), to_string(prev->key), *prev->debug, cpp_signature->name(),
+          to_string(k), debug));
+    }
+  }
+  OperatorEntry& entry = e ? *e : find_or_create(name);
+  auto& list = entry.kernels(k);
+  if (!list.empty() && warned_overrides_.emplace(name.to_string(), k).second) {
+    // Once per operator and key: overriding is legitimate (tests, vendor plugins), but should
+    // not go unnoticed.
+    logger()->warn(
+        "Overriding a previously registered kernel for the same operator and the same dispatch "
+        "key\n  operator: {}\n    {}\n  dispatch key: {}\n  previous kernel: {}\n       new "
+        "kernel: {}",
+        entry.schema_ ? entry.schema_->to_string() : name.to_string(),
+        debug_or_unknown(entry.schema_debug_), to_string(k), list.front()->debug, debug);
+  }
+  auto annotated = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
+      std::move(kernel), std::move(inferred_schema), std::move(cpp_signature), std::move(debug)});
+  list.push_front(annotated);
+  ++entry.def_and_impl_count_;
+  entry.update_table(*this);
+
+  return RegistrationHandle([this, name, k, annotated] {
+    WriteLock lock(*this);
+    auto it = operators_.find(name);
+    OPD_INTERNAL_ASSERT(it != operators_.end());
+    OperatorEntry& e = *it->second;
+    auto& list = e.kernels(k);
+    auto pos = std::find(list.begin(), list.end(), annotated);
+    OPD_INTERNAL_ASSERT(pos != list.end());
+    list.erase(pos);
+    --e.def_and_impl_count_;
+    e.update_table(*this);
+    retire(annotated);
+    cleanup(e);
+  });
+}
+
+RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel,
+                                                 std::string debug) {
+  OPD_CHECK(is_runtime_key(key),
+            "register_fallback: {} is not a runtime dispatch key; register alias keys through "
+            "Library::fallback, which expands them",
+            to_string(key));
+  WriteLock lock(*this);
+  auto& slot = fallbacks_[static_cast<int>(key)];
+  if (slot) {
+    throw Error(fmt::format(
+        "Tried to register multiple backend fallbacks for the same dispatch key {}; previous "
+        "registration {}, new registration {}",
+        display_name(key), slot->debug, debug));
+  }
+  auto annotated = std::make_shared<AnnotatedKernel>(
+      AnnotatedKernel{std::move(kernel), std::nullopt, std::nullopt, std::move(debug)});
+  slot = annotated;
+  for (auto& [name, e] : operators_) e->update_table(*this);
+
+  return RegistrationHandle([this, key, annotated] {
+    WriteLock lock(*this);
+    auto& slot = fallbacks_[static_cast<int>(key)];
+    OPD_INTERNAL_ASSERT(slot == annotated);
+    slot.reset();
+    for (auto& [name, e] : operators_) e->update_table(*this);
+    retire(annotated);
+  });
+}
+
+RegistrationHandle Dispatcher::register_library(std::string ns, std::string debug) {
+  WriteLock lock(*this);
+  auto [it, inserted] = libraries_.try_emplace(ns, debug);
+  if (!inserted) {
+    throw Error(fmt::format(
+        "Only a single OPD_LIBRARY can be used to register the namespace {}; please put all of "
+        "your definitions in a single OPD_LIBRARY block.  If you were trying to specify "
+        "implementations, consider using OPD_LIBRARY_IMPL (which can be duplicated).  If you "
+        "really intended to define operators for a single namespace in a distributed way, you "
+        "can use OPD_LIBRARY_FRAGMENT to explicitly indicate this.  Previous registration of "
+        "OPD_LIBRARY was {}; latest registration was {}",
+        ns, it->second, debug));
+  }
+  return RegistrationHandle([this, ns] {
+    WriteLock lock(*this);
+    libraries_.erase(ns);
+  });
+}
+
+RegistrationHandle Dispatcher::add_registration_listener(
+    std::unique_ptr<OpRegistrationListener> listener) {
+  WriteLock lock(*this);
+  for (auto& [name, e] : operators_) {
+    if (e->def_count_ > 0) listener->on_operator_registered(OperatorHandle(e.get()));
+  }
+  listeners_.push_back(std::move(listener));
+  auto it = std::prev(listeners_.end());
+  return RegistrationHandle([this, it] {
+    WriteLock lock(*this);
+    listeners_.erase(it);
+  });
+}
+
+std::vector<OperatorName> Dispatcher::find_dangling_impls() {
+  WriteLock lock(*this);
+  std::vector<OperatorName> out;
+  for (const auto& [name, e] : operators_) {
+    if (!e->schema_) out.push_back(name);
+  }
+  return out;
+}
+
+void Dispatcher::check_invariants() {
+  WriteLock lock(*this);
+  for (const auto& [name, e] : operators_) e->check_invariants();
+}
+
+std::vector<std::string> Dispatcher::registrations_for_dispatch_key(std::optional<DispatchKey> key) {
+  WriteLock lock(*this);
+  std::vector<std::string> out;
+  for (const auto& [name, e] : operators_) {
+    if (!key || e->has_kernel_for_dispatch_key(*key)) out.push_back(name.to_string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<std::string> Dispatcher::fallback_debug(DispatchKey key) {
+  WriteLock lock(*this);
+  if (!is_runtime_key(key) || !fallbacks_[static_cast<int>(key)]) return std::nullopt;
+  return fallbacks_[static_cast<int>(key)]->debug;
+}
+
+void Dispatcher::retire(std::shared_ptr<void> object) {
+  retired_.push_back(std::move(object));
+  if (retired_.size() >= kReclaimThreshold) reclaim_locked();
+}
+
+size_t Dispatcher::reclaim_locked() {
+  if (retired_.empty() || !detail::no_dispatch_in_flight()) return 0;
+  size_t n = retired_.size();
+  std::move(retired_.begin(), retired_.end(), std::back_inserter(garbage_));
+  retired_.clear();
+  return n;
+}
+
+size_t Dispatcher::reclaim() {
+  WriteLock lock(*this);
+  return reclaim_locked();
+}
+
+Dispatcher::WriteLock::~WriteLock() {
+  // Destroyed outside the lock: a functor's destructor (or the plugin whose code it holds) may
+  // register or deregister.
+  std::vector<std::shared_ptr<void>> garbage = std::move(d_.garbage_);
+  d_.garbage_.clear();
+  d_.mutex_.unlock();
+}
+
+size_t Dispatcher::retired_count() {
+  WriteLock lock(*this);
+  return retired_.size();
+}
+
+}  // namespace opd

@@ -1,0 +1,52 @@
+#include "opd/kernel_function.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "opd/dispatcher.h"
+#include "opd/error.h"
+
+namespace opd {
+namespace {
+
+void fallthrough_kernel(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack*) {
+  throw Error(fmt::format(
+      "{}: fallthrough_kernel was executed but it should have been short-circuited by the "
+      "dispatcher. This could occur if you registered a fallthrough kernel as a override for a "
+      "specific operator (as opposed to a backend fallback); this is NOT currently supported, and "
+      "we do not intend to add support for it in the near future.  If you do find yourself in "
+      "need of this, let us know. (key set {})",
+      op.operator_name().to_string(), ks.to_string()));
+}
+
+}  // namespace
+
+KernelFunction KernelFunction::make_fallthrough() {
+  return KernelFunction(nullptr, &fallthrough_kernel, nullptr);
+}
+
+KernelFunction KernelFunction::make_from_boxed_function(BoxedKernelFn fn) {
+  OPD_CHECK(fn != nullptr, "make_from_boxed_function: the function is null");
+  return KernelFunction(nullptr, fn, nullptr);
+}
+
+bool KernelFunction::is_fallthrough() const { return boxed_ == &fallthrough_kernel; }
+
+std::string KernelFunction::dump_state() const {
+  std::string out;
+  if (is_fallthrough()) out += "fallthrough ";
+  if (boxed_) out += "boxed ";
+  if (unboxed_) out += "unboxed ";
+  return out;
+}
+
+std::string CppSignature::name() const {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> demangled(
+      abi::__cxa_demangle(type_.name(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && demangled ? demangled.get() : type_.name();
+}
+
+}  // namespace opd

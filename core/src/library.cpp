@@ -1,0 +1,186 @@
+#include "opd/library.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "opd/dispatcher.h"
+#include "opd/error.h"
+
+namespace opd {
+namespace {
+
+// Inferred schemas are parsed once per C++ signature: registering thousands of kernels of a
+// few signatures must not parse thousands of times.
+const FunctionSchema& parse_inferred(const std::string& text) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, FunctionSchema> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(text);
+  if (it == cache.end()) it = cache.emplace(text, parse_schema(text)).first;
+  return it->second;
+}
+
+// "foo" or "foo.bar" in namespace `ns`; an explicit namespace must be `ns`.
+OperatorName qualify(std::string_view name, const std::string& ns, Library::Kind kind,
+                     const char* what) {
+  OperatorName op = parse_operator_name(name);
+  auto sep = op.name.find("::");
+  if (sep == std::string::npos) {
+    op.name = ns + "::" + op.name;
+  } else {
+    std::string explicit_ns = op.name.substr(0, sep);
+    OPD_CHECK(explicit_ns == ns,
+              "Explicitly provided namespace ({}) in {} does not match namespace of enclosing {} "
+              "block ({}).  Move this definition to the {} block corresponding to this namespace "
+              "(and consider deleting the namespace from your schema string.)",
+              explicit_ns, what, to_string(kind), ns,
+              kind == Library::IMPL ? "OPD_LIBRARY_IMPL" : "(unique) OPD_LIBRARY");
+  }
+  return op;
+}
+
+}  // namespace
+
+const char* to_string(Library::Kind kind) {
+  switch (kind) {
+    case Library::DEF: return "DEF";
+    case Library::FRAGMENT: return "FRAGMENT";
+    case Library::IMPL: return "IMPL";
+  }
+  return "?";
+}
+
+Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key,
+                 std::source_location loc)
+    : kind_(kind), ns_(std::move(ns)), key_(key), file_(loc.file_name()), line_(loc.line()) {
+  OPD_CHECK(!ns_.empty(), "Library: the namespace is empty ({})", debug(loc));
+  OPD_CHECK(kind_ == IMPL || ns_ != "_",
+            "Library: the namespace _ (all namespaces) is only valid in an IMPL library, for "
+            "fallbacks; got a {} library ({})",
+            to_string(kind_), debug(loc));
+  OPD_CHECK(!key_ || *key_ != DispatchKey::Undefined,
+            "Library: Undefined is not a dispatch key to register to ({})", debug(loc));
+  if (kind_ == DEF) {
+    registrations_.push_back(Dispatcher::singleton().register_library(ns_, debug(loc)));
+  }
+}
+
+Library::Library(Library&&) noexcept = default;
+Library& Library::operator=(Library&& o) noexcept {
+  if (this != &o) {
+    reset();
+    kind_ = o.kind_;
+    ns_ = std::move(o.ns_);
+    key_ = o.key_;
+    file_ = std::move(o.file_);
+    line_ = o.line_;
+    registrations_ = std::move(o.registrations_);
+  }
+  return *this;
+}
+
+Library::~Library() { reset(); }
+
+void Library::reset() {
+  while (!registrations_.empty()) {
+    registrations_.back().reset();
+    registrations_.pop_back();
+  }
+}
+
+std::string Library::debug(std::source_location loc) const {
+  return fmt::format("registered at {}:{}", loc.file_name(), loc.line());
+}
+
+Library& Library::def(std::string_view schema_text, std::source_location loc) & {
+  OPD_CHECK(kind_ != IMPL,
+            "Cannot define an operator inside of a IMPL block.  All def()s should be placed in the "
+            "(unique) OPD_LIBRARY block for their namespace. ({})",
+            debug(loc));
+  auto parsed = parse_schema_or_name(schema_text);
+  OPD_CHECK(std::holds_alternative<FunctionSchema>(parsed),
+            "def({}): a schema is required (\"name(Tensor x) -> Tensor\") when no kernel is "
+            "given ({})",
+            schema_text, debug(loc));
+  FunctionSchema schema = std::get<FunctionSchema>(std::move(parsed));
+  OperatorName name = qualify(schema.operator_name().to_string(), ns_, kind_, "schema string");
+  registrations_.push_back(
+      Dispatcher::singleton().register_def(schema.with_name(std::move(name)), debug(loc)));
+  return *this;
+}
+
+Library& Library::def(std::string_view name_or_schema, CppFunction f, std::source_location loc) & {
+  OPD_CHECK(kind_ != IMPL,
+            "Cannot define an operator inside of a IMPL block.  All def()s should be placed in the "
+            "(unique) OPD_LIBRARY block for their namespace. ({})",
+            debug(loc));
+  auto parsed = parse_schema_or_name(name_or_schema);
+  std::optional<FunctionSchema> schema;
+  if (auto* s = std::get_if<FunctionSchema>(&parsed)) {
+    schema = std::move(*s);
+  } else {
+    OPD_CHECK(f.inferred_schema().has_value(),
+              "def({}): the schema cannot be inferred from a boxed kernel; give the full schema "
+              "({})",
+              name_or_schema, debug(loc));
+    schema = parse_inferred(*f.inferred_schema()).with_name(std::get<OperatorName>(parsed));
+  }
+  OperatorName name = qualify(schema->operator_name().to_string(), ns_, kind_, "schema string");
+  std::string overload_qualified = name.to_string();
+  auto def_handle = Dispatcher::singleton().register_def(schema->with_name(name), debug(loc));
+  register_impl(overload_qualified, DispatchKey::CompositeImplicitAutograd, std::move(f), loc);
+  // The def must outlive the impl: insert it below.
+  registrations_.insert(registrations_.end() - 1, std::move(def_handle));
+  return *this;
+}
+
+Library& Library::impl(std::string_view name, CppFunction f, std::source_location loc) & {
+  return register_impl(name, key_, std::move(f), loc);
+}
+
+Library& Library::impl(std::string_view name, DispatchKey key, CppFunction f,
+                       std::source_location loc) & {
+  OPD_CHECK(!key_ || *key_ == key,
+            "Explicitly provided dispatch key ({}) is inconsistent with the dispatch key of the "
+            "enclosing {} block ({}).  Please declare a separate {} block for this dispatch key "
+            "and move your impl() there. ({})",
+            to_string(key), to_string(kind_), to_string(*key_), to_string(kind_), debug(loc));
+  return register_impl(name, key, std::move(f), loc);
+}
+
+Library& Library::register_impl(std::string_view name, std::optional<DispatchKey> key,
+                                CppFunction f, std::source_location loc) {
+  OPD_CHECK(ns_ != "_", "impl({}): an IMPL library of namespace _ can only register fallbacks ({})",
+            name, debug(loc));
+  OperatorName op = qualify(name, ns_, kind_, "operator name");
+  std::optional<FunctionSchema> inferred;
+  if (f.inferred_schema()) inferred = parse_inferred(*f.inferred_schema());
+  registrations_.push_back(Dispatcher::singleton().register_impl(
+      std::move(op), key, f.kernel(), f.signature(), std::move(inferred), debug(loc)));
+  return *this;
+}
+
+Library& Library::fallback(CppFunction f, std::source_location loc) & {
+  OPD_CHECK(kind_ == IMPL && ns_ == "_",
+            "fallback(...): Fallback functions which apply to only a single namespace (you "
+            "specified {}) are not supported.  If you intended to apply this fallback function "
+            "globally, please define a separate block:\n\n    OPD_LIBRARY_IMPL(_, {}, m) {{ "
+            "m.fallback(...); }}\n\n({})",
+            ns_, key_ ? to_string(*key_) : "YourDispatchKey", debug(loc));
+  OPD_CHECK(key_.has_value(), "fallback(...): the IMPL library has no dispatch key ({})", debug(loc));
+  DispatchKeySet keys = runtime_keys_for(*key_);
+  size_t before = registrations_.size();
+  try {
+    for (DispatchKey k : keys) {
+      registrations_.push_back(Dispatcher::singleton().register_fallback(k, f.kernel(), debug(loc)));
+    }
+  } catch (...) {
+    while (registrations_.size() > before) registrations_.pop_back();
+    throw;
+  }
+  return *this;
+}
+
+}  // namespace opd

@@ -1,0 +1,215 @@
+#include "opd/operator_entry.h"
+
+#include <fmt/format.h>
+
+#include "opd/dispatcher.h"
+#include "opd/error.h"
+
+namespace opd {
+namespace {
+
+void missing_kernel(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack*) {
+  op.entry().report_missing(ks);
+}
+
+const KernelFunction& missing_kernel_function() {
+  static const KernelFunction k = KernelFunction::make_from_boxed_function(&missing_kernel);
+  return k;
+}
+
+const char* source_name(KernelSource s) {
+  switch (s) {
+    case KernelSource::Kernel: return "kernel";
+    case KernelSource::DefaultBackend: return "default backend kernel";
+    case KernelSource::Math: return "math kernel";
+    case KernelSource::Autograd: return "autograd kernel";
+    case KernelSource::BackendFallback: return "backend fallback";
+    case KernelSource::Missing: return "missing";
+  }
+  return "?";
+}
+
+// The backend key an autograd key stands above (AutogradCPU -> CPU); the key itself otherwise.
+DispatchKey backend_below(DispatchKey k) {
+  return is_autograd_key(k) ? to_runtime_key(DispatchKey::Dense, backend_of(k)) : k;
+}
+
+}  // namespace
+
+OperatorEntry::OperatorEntry(OperatorName name) : name_(std::move(name)), key_mask_(0) {
+  for (auto& slot : table_) slot.store(&missing_kernel_function(), std::memory_order_relaxed);
+  key_mask_.store(kFullKeySet.raw(), std::memory_order_relaxed);
+}
+
+const FunctionSchema& OperatorEntry::schema() const {
+  OPD_CHECK(schema_.has_value(),
+            "{}: the operator has kernels but no schema; did you forget to def() it?",
+            name_.to_string());
+  return *schema_;
+}
+
+bool OperatorEntry::has_kernel_for_dispatch_key(DispatchKey k) const {
+  return static_cast<int>(k) < kNumDispatchKeys && !kernels(k).empty();
+}
+
+// Note [Kernel precedence]
+// The kernel serving runtime key k is, in order:
+//  (1) a kernel registered to k itself;
+//  (2) for backend keys (and Undefined): CompositeExplicitAutogradNonFunctional, then
+//      CompositeExplicitAutograd;
+//  (3) CompositeImplicitAutograd, for backend and autograd keys (and Undefined), unless the
+//      operator has a backend kernel for k's backend or a CompositeExplicitAutograd* kernel:
+//      then the backend kernel must be reached, through the autograd key falling through;
+//  (4) for autograd keys: the Autograd alias kernel;
+//  (5) the backend fallback of k;
+//  (6) missing: calls report the error.
+// This is PyTorch's OperatorEntry::computeDispatchTableEntryWithDebug for our keys.
+OperatorEntry::Computed OperatorEntry::compute_entry(DispatchKey k, const Dispatcher& d) const {
+  auto from = [](const KernelList& l, KernelSource s) {
+    return Computed{&l.front()->kernel, &l.front()->debug, s};
+  };
+  using DK = DispatchKey;
+  if (k != DK::Undefined && !kernels(k).empty()) return from(kernels(k), KernelSource::Kernel);
+
+  bool backend_or_undefined = k == DK::Undefined || is_backend_key(k);
+  const auto& ceanf = kernels(DK::CompositeExplicitAutogradNonFunctional);
+  const auto& cea = kernels(DK::CompositeExplicitAutograd);
+  if (backend_or_undefined && !ceanf.empty()) return from(ceanf, KernelSource::DefaultBackend);
+  if (backend_or_undefined && !cea.empty()) return from(cea, KernelSource::DefaultBackend);
+
+  const auto& cia = kernels(DK::CompositeImplicitAutograd);
+  if (!cia.empty() && (k == DK::Undefined || runtime_keys_for(DK::CompositeImplicitAutograd).has(k))) {
+    bool has_backend_kernel = !cea.empty() || !ceanf.empty() ||
+                              (k != DK::Undefined && !kernels(backend_below(k)).empty());
+    if (!has_backend_kernel) return from(cia, KernelSource::Math);
+  }
+
+  const auto& autograd = kernels(DK::Autograd);
+  if (is_autograd_key(k) && !autograd.empty()) return from(autograd, KernelSource::Autograd);
+
+  if (k != DK::Undefined) {
+    if (const auto& fb = d.fallbacks_[static_cast<int>(k)]) {
+      return Computed{&fb->kernel, &fb->debug, KernelSource::BackendFallback};
+    }
+  }
+  static const std::string kMissing = "missing";
+  return Computed{&missing_kernel_function(), &kMissing, KernelSource::Missing};
+}
+
+// Note [Fallthrough]
+// A fallthrough kernel is never called: update_table() drops its key from key_mask_, so the
+// dispatch key set of every call skips it and the next key serves the call. The table keeps the
+// fallthrough kernel so that dumps and invariants can see it.
+void OperatorEntry::update_table(const Dispatcher& d) {
+  uint64_t mask = kFullKeySet.raw();
+  for (int i = 0; i < kNumRuntimeEntries; ++i) {
+    auto k = static_cast<DispatchKey>(i);
+    const KernelFunction* kernel = compute_entry(k, d).kernel;
+    if (table_[i].load(std::memory_order_relaxed) != kernel) {
+      table_[i].store(kernel, std::memory_order_release);
+    }
+    if (i > 0 && kernel->is_fallthrough()) mask &= ~key_bit(k).raw();
+  }
+  key_mask_.store(mask, std::memory_order_release);
+}
+
+std::optional<OperatorEntry::SignatureSource> OperatorEntry::cpp_signature() const {
+  for (int i = 0; i < kNumDispatchKeys; ++i) {
+    for (const auto& k : kernels_[i]) {
+      if (k->cpp_signature) return SignatureSource{*k->cpp_signature, static_cast<DispatchKey>(i), &k->debug};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string OperatorEntry::dump_state() const {
+  std::string out = fmt::format("name: {}\n", name_.to_string());
+  if (schema_) {
+    out += fmt::format("schema: {}\ndebug: {}\n", schema_->to_string(), schema_debug_);
+  } else {
+    out += "schema: (none)\n";
+  }
+  for (int i = 0; i < kNumDispatchKeys; ++i) {
+    auto k = static_cast<DispatchKey>(i);
+    bool first = true;
+    for (const auto& kernel : kernels_[i]) {
+      out += fmt::format("{}{}{}: {} :: {} [ {}]\n", to_string(k), is_alias_key(k) ? "[alias]" : "",
+                         first ? "" : " (inactive)", kernel->debug,
+                         kernel->inferred_schema ? kernel->inferred_schema->to_string() : "(none)",
+                         kernel->kernel.dump_state());
+      first = false;
+    }
+  }
+  return out;
+}
+
+std::string OperatorEntry::dump_computed_table() const {
+  const Dispatcher& d = Dispatcher::singleton();
+  std::string out;
+  for (int i = 0; i < kNumRuntimeEntries; ++i) {
+    auto k = static_cast<DispatchKey>(i);
+    Computed c = compute_entry(k, d);
+    if (c.source == KernelSource::Missing) continue;
+    out += fmt::format("{}: {}{} [{}]\n", display_name(k), c.kernel->is_fallthrough() ? "fallthrough " : "",
+                       *c.debug, source_name(c.source));
+  }
+  return out;
+}
+
+std::string OperatorEntry::available_keys() const {
+  std::string out;
+  for (int i = 1; i < kNumRuntimeEntries; ++i) {
+    if (table_[i].load(std::memory_order_acquire) == &missing_kernel_function()) continue;
+    if (!out.empty()) out += ", ";
+    out += display_name(static_cast<DispatchKey>(i));
+  }
+  return out;
+}
+
+void OperatorEntry::check_invariants() const {
+  auto fail = [&](const std::string& what) {
+    throw Error(fmt::format("{}: invariant violated: {}\nCanonical state\n~~~~~~~~~~~\n{}\n\nComputed "
+                            "table:\n~~~~~~~~~~~\n{}",
+                            name_.to_string(), what, dump_state(), dump_computed_table()));
+  };
+  if (schema_ && !(schema_->operator_name() == name_)) {
+    fail(fmt::format("schema name {} differs from the operator's name", schema_->operator_name().to_string()));
+  }
+  if (!kernels(DispatchKey::Undefined).empty()) fail("a kernel is registered to Undefined");
+  if ((def_count_ > 0) != schema_.has_value()) fail("def_count and schema disagree");
+  if (def_count_ > def_and_impl_count_) fail("def_count exceeds def_and_impl_count");
+  int kernel_count = 0;
+  for (const auto& l : kernels_) kernel_count += static_cast<int>(l.size());
+  if (def_count_ + kernel_count != def_and_impl_count_) fail("def_and_impl_count is not defs + kernels");
+  const Dispatcher& d = Dispatcher::singleton();
+  uint64_t mask = kFullKeySet.raw();
+  for (int i = 0; i < kNumRuntimeEntries; ++i) {
+    auto k = static_cast<DispatchKey>(i);
+    const KernelFunction* expected = compute_entry(k, d).kernel;
+    if (table_[i].load(std::memory_order_acquire) != expected) {
+      fail(fmt::format("the table entry for {} is not the computed one", to_string(k)));
+    }
+    if (i > 0 && expected->is_fallthrough()) mask &= ~key_bit(k).raw();
+  }
+  if (mask != key_mask_.load(std::memory_order_acquire)) fail("the fallthrough key mask is stale");
+}
+
+void OperatorEntry::report_missing(DispatchKeySet ks) const {
+  std::string name = name_.to_string();
+  DispatchKey k = ks.highest_priority_key();
+  if (k == DispatchKey::Undefined) {
+    throw Error(fmt::format(
+        "There were no tensor arguments to this function (e.g., you passed an empty list of "
+        "Tensors), but no fallback function is registered for schema {}.  This usually means that "
+        "this function requires a non-empty list of Tensors, or that you (the operator writer) "
+        "forgot to register a fallback function.  Available functions are [{}].\n\n{}",
+        name, available_keys(), dump_computed_table()));
+  }
+  throw NotImplementedError(fmt::format(
+      "Could not run '{}' with arguments from the '{}' backend. This could be because the "
+      "operator doesn't exist for this backend, or because the plugin that provides it is not "
+      "loaded. '{}' is only available for these backends: [{}].\n\n{}",
+      name, display_name(k), name, available_keys(), dump_computed_table()));
+}
+
+}  // namespace opd

@@ -1,0 +1,293 @@
+#pragma once
+
+// Conversion between unboxed C++ kernel signatures and the boxed Stack calling convention, and
+// the schema a C++ signature implies. Used by KernelFunction; kernel authors do not need it.
+
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <typeindex>
+#include <utility>
+#include <vector>
+
+#include "opd/device.h"
+#include "opd/dispatch_key_set.h"
+#include "opd/export.h"
+#include "opd/ivalue.h"
+#include "opd/layout.h"
+#include "opd/scalar.h"
+#include "opd/scalar_type.h"
+#include "opd/tensor.h"
+
+namespace opd {
+
+class OperatorHandle;
+class OperatorKernel;
+using BoxedKernelFn = void (*)(OperatorKernel*, const OperatorHandle&, DispatchKeySet, Stack*);
+
+// A kernel's C++ signature, Ret(Args...) without a leading DispatchKeySet. Two kernels of one
+// operator must agree on it; typed<Sig>() checks it.
+class OPD_API CppSignature {
+ public:
+  template <class Sig>
+  static CppSignature make() {
+    return CppSignature(typeid(Sig));
+  }
+  std::string name() const;  // demangled
+  bool operator==(const CppSignature& o) const { return type_ == o.type_; }
+
+ private:
+  explicit CppSignature(std::type_index t) : type_(t) {}
+  std::type_index type_;
+};
+
+namespace detail {
+
+// ---- Callable introspection ----------------------------------------------------------------
+
+template <class Sig>
+struct StripKeys {
+  using type = Sig;
+  static constexpr bool takes_keys = false;
+};
+template <class Ret, class... Args>
+struct StripKeys<Ret(DispatchKeySet, Args...)> {
+  using type = Ret(Args...);
+  static constexpr bool takes_keys = true;
+};
+
+template <class T>
+struct FunctionSignature;
+template <class Ret, class... Args>
+struct FunctionSignature<Ret (*)(Args...)> {
+  using type = Ret(Args...);
+};
+template <class Ret, class... Args>
+struct FunctionSignature<Ret(Args...)> {
+  using type = Ret(Args...);
+};
+template <class C, class Ret, class... Args>
+struct FunctionSignature<Ret (C::*)(Args...)> {
+  using type = Ret(Args...);
+};
+template <class C, class Ret, class... Args>
+struct FunctionSignature<Ret (C::*)(Args...) const> {
+  using type = Ret(Args...);
+};
+
+template <class F, class = void>
+struct RawSignature {
+  using type = typename FunctionSignature<std::decay_t<F>>::type;
+};
+template <class F>
+struct RawSignature<F, std::void_t<decltype(&std::decay_t<F>::operator())>> {
+  using type = typename FunctionSignature<decltype(&std::decay_t<F>::operator())>::type;
+};
+
+// Signature: the kernel's C++ signature without the optional leading DispatchKeySet.
+template <class F>
+struct CallableTraits {
+  using Raw = typename RawSignature<F>::type;
+  using Signature = typename StripKeys<Raw>::type;
+  static constexpr bool takes_dispatch_key_set = StripKeys<Raw>::takes_keys;
+};
+
+// ---- Per-type boxing -----------------------------------------------------------------------
+
+template <class T>
+inline constexpr bool kAlwaysFalse = false;
+
+// Traits<D> for a decayed parameter or return type D:
+//   schema_type(): the schema type string ("Tensor", "int[]", "Tensor?")
+//   get(IValue&):  a value or reference that binds to a parameter of type D / const D&
+//   box(const D&): the IValue
+template <class D, class = void>
+struct Traits {
+  static_assert(kAlwaysFalse<D>, "opdispatch cannot box this C++ type in a kernel signature");
+};
+
+#define OPD_BOXING_TRAITS(CppType, SchemaType, Getter)                    \
+  template <>                                                             \
+  struct Traits<CppType> {                                                \
+    static std::string schema_type() { return SchemaType; }               \
+    static decltype(auto) get(IValue& v) { return v.Getter(); }           \
+    static IValue box(const CppType& x) { return IValue(x); }             \
+  };
+OPD_BOXING_TRAITS(Tensor, "Tensor", to_tensor)
+OPD_BOXING_TRAITS(int64_t, "int", to_int)
+OPD_BOXING_TRAITS(double, "float", to_double)
+OPD_BOXING_TRAITS(bool, "bool", to_bool)
+OPD_BOXING_TRAITS(std::complex<double>, "complex", to_complex_double)
+OPD_BOXING_TRAITS(std::string, "str", to_string_ref)
+OPD_BOXING_TRAITS(std::string_view, "str", to_string_ref)
+OPD_BOXING_TRAITS(Scalar, "Scalar", to_scalar)
+OPD_BOXING_TRAITS(ScalarType, "ScalarType", to_scalar_type)
+OPD_BOXING_TRAITS(Layout, "Layout", to_layout)
+OPD_BOXING_TRAITS(MemoryFormat, "MemoryFormat", to_memory_format)
+OPD_BOXING_TRAITS(Device, "Device", to_device)
+OPD_BOXING_TRAITS(std::vector<int64_t>, "int[]", to_int_list)
+OPD_BOXING_TRAITS(std::span<const int64_t>, "int[]", to_int_list)
+OPD_BOXING_TRAITS(std::vector<double>, "float[]", to_double_list)
+OPD_BOXING_TRAITS(std::span<const double>, "float[]", to_double_list)
+OPD_BOXING_TRAITS(std::vector<bool>, "bool[]", to_bool_list)
+OPD_BOXING_TRAITS(std::vector<Tensor>, "Tensor[]", to_tensor_list)
+OPD_BOXING_TRAITS(std::span<const Tensor>, "Tensor[]", to_tensor_list)
+OPD_BOXING_TRAITS(std::vector<std::optional<Tensor>>, "Tensor?[]", to_optional_tensor_list)
+#undef OPD_BOXING_TRAITS
+
+template <class T>
+struct Traits<std::optional<T>> {
+  static std::string schema_type() { return Traits<T>::schema_type() + "?"; }
+  static std::optional<T> get(IValue& v) {
+    if (v.is_none()) return std::nullopt;
+    return T(Traits<T>::get(v));
+  }
+  static IValue box(const std::optional<T>& x) { return x ? Traits<T>::box(*x) : IValue(); }
+};
+
+template <class P>
+using TraitsOf = Traits<std::remove_cvref_t<P>>;
+
+// What a parameter of type P binds to when the call comes from a stack: a reference into the
+// stack element for const references and views, a copy for mutable references (in-place and out
+// kernels mutate the tensor, not the handle), a value otherwise.
+template <class P>
+struct Holder {
+  using type = std::conditional_t<std::is_lvalue_reference_v<P> &&
+                                      !std::is_const_v<std::remove_reference_t<P>>,
+                                  std::remove_cvref_t<P>, decltype(TraitsOf<P>::get(std::declval<IValue&>()))>;
+};
+
+// ---- Results ---------------------------------------------------------------------------------
+
+template <class Ret>
+void push_result(Stack* stack, Ret&& r) {
+  using D = std::remove_cvref_t<Ret>;
+  if constexpr (requires { std::tuple_size<D>::value; }) {
+    std::apply([&](auto&&... e) { (stack->push_back(TraitsOf<decltype(e)>::box(e)), ...); }, r);
+  } else {
+    stack->push_back(TraitsOf<Ret>::box(r));
+  }
+}
+
+template <class T>
+std::remove_cvref_t<T> pop_owned(IValue& v) {
+  return std::remove_cvref_t<T>(TraitsOf<T>::get(v));
+}
+
+// The k-th Tensor& argument, counting from the first (from_end=false) or the last.
+template <class... Args>
+Tensor& nth_mutable_tensor(size_t k, bool from_end, Args&... args) {
+  Tensor* found[sizeof...(Args) + 1] = {};
+  size_t n = 0;
+  auto visit = [&](auto& a) {
+    if constexpr (std::is_same_v<std::remove_reference_t<decltype(a)>, Tensor>) found[n++] = &a;
+  };
+  (visit(args), ...);
+  return *found[from_end ? n - 1 - k : k];
+}
+
+template <class T>
+inline constexpr bool kIsMutableTensorRef = std::is_same_v<T, Tensor&>;
+
+// ---- Calls across the two conventions --------------------------------------------------------
+
+// Boxed caller, unboxed kernel: takes the last sizeof...(Args) stack elements as arguments,
+// replaces them with the results.
+template <class Ret, class... Args, class Fn>
+void call_unboxed_from_boxed(Fn&& fn, const OperatorHandle& op, Stack* stack) {
+  constexpr size_t n = sizeof...(Args);
+  IValue* base = stack->data() + (stack->size() - n);
+  auto call = [&]<size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+    std::tuple<typename Holder<Args>::type...> held(TraitsOf<Args>::get(base[I])...);
+    return fn(static_cast<Args>(std::get<I>(held))...);
+  };
+  if constexpr (std::is_void_v<Ret>) {
+    call(std::index_sequence_for<Args...>{});
+    stack->resize(stack->size() - n);
+  } else {
+    // Copy the results out before the arguments they may refer to leave the stack.
+    std::remove_cvref_t<Ret> r = call(std::index_sequence_for<Args...>{});
+    stack->resize(stack->size() - n);
+    push_result(stack, std::move(r));
+  }
+}
+
+// Unboxed caller, boxed-only kernel: boxes the arguments, runs the kernel, unboxes the results.
+// A Tensor& result is the first Tensor& argument (in-place kernels return self); a tuple of
+// Tensor& is the trailing Tensor& arguments (out= kernels return their outs).
+template <class Ret, class... Args>
+Ret call_boxed_from_unboxed(BoxedKernelFn boxed, OperatorKernel* functor,
+                            const OperatorHandle& op, DispatchKeySet ks, Args... args) {
+  Stack stack;
+  stack.reserve(sizeof...(Args));
+  (stack.push_back(TraitsOf<Args>::box(args)), ...);
+  boxed(functor, op, ks, &stack);
+  if constexpr (std::is_void_v<Ret>) {
+    return;
+  } else if constexpr (kIsMutableTensorRef<Ret>) {
+    return nth_mutable_tensor(0, false, args...);
+  } else if constexpr (requires { std::tuple_size<Ret>::value; }) {
+    constexpr size_t k = std::tuple_size_v<Ret>;
+    if constexpr (kIsMutableTensorRef<std::tuple_element_t<0, Ret>>) {
+      return [&]<size_t... I>(std::index_sequence<I...>) {
+        return Ret(nth_mutable_tensor(k - 1 - I, true, args...)...);
+      }(std::make_index_sequence<k>{});
+    } else {
+      IValue* base = stack.data() + (stack.size() - k);
+      return [&]<size_t... I>(std::index_sequence<I...>) {
+        return Ret(pop_owned<std::tuple_element_t<I, Ret>>(base[I])...);
+      }(std::make_index_sequence<k>{});
+    }
+  } else {
+    return pop_owned<Ret>(stack.back());
+  }
+}
+
+// ---- Schema inference ------------------------------------------------------------------------
+
+template <class Ret>
+std::string infer_returns() {
+  if constexpr (std::is_void_v<Ret>) {
+    return "()";
+  } else if constexpr (requires { std::tuple_size<std::remove_cvref_t<Ret>>::value; }) {
+    using D = std::remove_cvref_t<Ret>;
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      std::string out = "(";
+      ((out += (I ? ", " : "") + TraitsOf<std::tuple_element_t<I, D>>::schema_type() + " _" +
+               std::to_string(I)),
+       ...);
+      return out + ")";
+    }(std::make_index_sequence<std::tuple_size_v<D>>{});
+  } else {
+    return TraitsOf<Ret>::schema_type() + " _0";
+  }
+}
+
+template <class Sig>
+struct InferSchema;
+template <class Ret, class... Args>
+struct InferSchema<Ret(Args...)> {
+  static std::string str() {
+    std::string out = "(";
+    size_t i = 0;
+    ((out += (i ? ", " : "") + TraitsOf<Args>::schema_type() + " _" + std::to_string(i), ++i),
+     ...);
+    return out + ") -> " + infer_returns<Ret>();
+  }
+};
+
+}  // namespace detail
+
+// The schema a C++ kernel signature implies, as text: "(Tensor _0, int _1) -> Tensor _0".
+template <class Sig>
+std::string infer_schema_string() {
+  return detail::InferSchema<Sig>::str();
+}
+
+}  // namespace opd

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "opd/export.h"
+
+namespace opd {
+
+// Base of every error opdispatch throws. what() is the full message; msg() is the message
+// without the "(raised at file:line)" suffix that OPD_CHECK appends.
+class OPD_API Error : public std::runtime_error {
+ public:
+  explicit Error(std::string msg, const char* file = nullptr, int line = 0);
+  const std::string& msg() const { return msg_; }
+
+ private:
+  std::string msg_;
+};
+
+// Python's exception names, so messages and tests read as PyTorch's do.
+class OPD_API NotImplementedError : public Error { using Error::Error; };
+class OPD_API TypeError : public Error { using Error::Error; };
+class OPD_API ValueError : public Error { using Error::Error; };
+class OPD_API IndexError : public Error { using Error::Error; };
+class OPD_API PluginError : public Error { using Error::Error; };
+
+namespace detail {
+[[noreturn]] OPD_API void throw_internal_assert(const char* cond, const char* file, int line,
+                                                const std::string& msg);
+template <class E>
+[[noreturn]] void throw_check(const char* file, int line, std::string msg) {
+  throw E(std::move(msg), file, line);
+}
+}  // namespace detail
+
+}  // namespace opd
+
+// OPD_CHECK(cond, fmt, args...) reports bad input from users, manifests and plugins: it throws
+// opd::Error with the formatted message (required). OPD_CHECK_T(Type, cond, ...) throws a
+// subclass. OPD_INTERNAL_ASSERT reports a broken invariant of opdispatch itself.
+#define OPD_CHECK_T(ErrorType, cond, ...)                                                \
+  do {                                                                                   \
+    if (__builtin_expect(!(cond), 0)) {                                                  \
+      ::opd::detail::throw_check<ErrorType>(__FILE__, __LINE__, ::fmt::format(__VA_ARGS__)); \
+    }                                                                                    \
+  } while (0)
+#define OPD_CHECK(cond, ...) OPD_CHECK_T(::opd::Error, cond, __VA_ARGS__)
+#define OPD_INTERNAL_ASSERT(cond, ...)                                                    \
+  do {                                                                                    \
+    if (__builtin_expect(!(cond), 0)) {                                                   \
+      ::opd::detail::throw_internal_assert(#cond, __FILE__, __LINE__, ::fmt::format("" __VA_ARGS__)); \
+    }                                                                                     \
+  } while (0)

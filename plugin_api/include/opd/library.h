@@ -1,0 +1,209 @@
+#pragma once
+
+// Registering operators and kernels: the Library API and the OPD_LIBRARY* macros. Executables
+// and tests register at static initialisation; plugins register when the plugin manager calls
+// their entry point.
+
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "opd/boxing.h"
+#include "opd/dispatch_key.h"
+#include "opd/export.h"
+#include "opd/kernel_function.h"
+#include "opd/registration_handle.h"
+
+namespace opd {
+
+namespace detail {
+
+template <class F>
+inline constexpr bool kIsBoxedCallable =
+    std::is_invocable_r_v<void, F&, const OperatorHandle&, Stack*> ||
+    std::is_invocable_r_v<void, F&, const OperatorHandle&, DispatchKeySet, Stack*>;
+
+template <class F>
+struct BoxedCallableFunctor final : OperatorKernel {
+  explicit BoxedCallableFunctor(F f) : fn(std::move(f)) {}
+  void operator()(const OperatorHandle& op, DispatchKeySet ks, Stack* s) {
+    if constexpr (std::is_invocable_v<F&, const OperatorHandle&, DispatchKeySet, Stack*>) {
+      fn(op, ks, s);
+    } else {
+      fn(op, s);
+    }
+  }
+  F fn;
+};
+
+}  // namespace detail
+
+// A kernel as given to Library::def/impl/fallback, with what its C++ type tells: the signature
+// and the schema it implies. Converts implicitly from a function pointer, a lambda or a functor,
+// unboxed (`Tensor(const Tensor&, int64_t)`, optionally taking DispatchKeySet first) or boxed
+// (`void(const OperatorHandle&, Stack*)`, optionally with DispatchKeySet after the handle).
+class CppFunction {
+ public:
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, CppFunction>)
+  CppFunction(F&& f) {  // NOLINT: implicit by design, as torch::CppFunction
+    using D = std::decay_t<F>;
+    if constexpr (detail::kIsBoxedCallable<D>) {
+      kernel_ = KernelFunction::make_from_boxed_functor(
+          std::make_unique<detail::BoxedCallableFunctor<D>>(std::forward<F>(f)));
+    } else {
+      using Sig = typename detail::CallableTraits<D>::Signature;
+      kernel_ = KernelFunction::make_from_unboxed_callable(D(std::forward<F>(f)));
+      signature_ = CppSignature::make<Sig>();
+      inferred_schema_ = infer_schema_string<Sig>();
+    }
+  }
+  // A kernel whose key is skipped (see KernelFunction::make_fallthrough).
+  static CppFunction make_fallthrough() { return CppFunction(KernelFunction::make_fallthrough()); }
+  static CppFunction from_kernel(KernelFunction k) { return CppFunction(std::move(k)); }
+
+  const KernelFunction& kernel() const { return kernel_; }
+  const std::optional<CppSignature>& signature() const { return signature_; }
+  // "(Tensor _0) -> Tensor _0" for unboxed kernels; nullopt for boxed ones.
+  const std::optional<std::string>& inferred_schema() const { return inferred_schema_; }
+
+ private:
+  explicit CppFunction(KernelFunction k) : kernel_(std::move(k)) {}
+  KernelFunction kernel_;
+  std::optional<CppSignature> signature_;
+  std::optional<std::string> inferred_schema_;
+};
+
+// A set of registrations for one namespace, undone when the Library is destroyed or reset().
+//   DEF:      defines operators of `ns`; one per namespace in the process.
+//   FRAGMENT: defines more operators of `ns`; any number.
+//   IMPL:     implements operators of `ns` (or, with ns "_", registers fallbacks), for `key`
+//             when given.
+// Every method throws Error for misuse (naming what and where) and leaves nothing registered
+// by the failing call. Not thread-safe itself; registrations are serialised by the dispatcher.
+class OPD_API Library {
+ public:
+  enum Kind { DEF, FRAGMENT, IMPL };
+
+  Library(Kind kind, std::string ns, std::optional<DispatchKey> key = std::nullopt,
+          std::source_location loc = std::source_location::current());
+  Library(Library&&) noexcept;
+  Library& operator=(Library&&) noexcept;
+  ~Library();
+
+  // Defines an operator from its schema ("foo(Tensor x) -> Tensor"; the namespace may be
+  // omitted). With a kernel, also registers it as the CompositeImplicitAutograd kernel, and
+  // the schema may be a bare name, inferred from the kernel.
+  Library& def(std::string_view schema, std::source_location loc = std::source_location::current()) &;
+  Library& def(std::string_view name_or_schema, CppFunction f,
+               std::source_location loc = std::source_location::current()) &;
+  // Registers a kernel for `name` ("foo" or "foo.overload") to the library's key, or
+  // CompositeImplicitAutograd when the library has none.
+  Library& impl(std::string_view name, CppFunction f,
+                std::source_location loc = std::source_location::current()) &;
+  // Registers to an explicit key (which must agree with the library's key, if any).
+  Library& impl(std::string_view name, DispatchKey key, CppFunction f,
+                std::source_location loc = std::source_location::current()) &;
+  // A backend fallback for the library's key (alias keys expand to their runtime keys).
+  // Only in an IMPL library of namespace "_".
+  Library& fallback(CppFunction f, std::source_location loc = std::source_location::current()) &;
+
+  // Undoes every registration of this library, newest first.
+  void reset();
+
+  Kind kind() const { return kind_; }
+  const std::string& ns() const { return ns_; }
+  std::optional<DispatchKey> key() const { return key_; }
+  size_t registration_count() const { return registrations_.size(); }
+
+ private:
+  std::string debug(std::source_location loc) const;
+  Library& register_impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
+                         std::source_location loc);
+
+  Kind kind_;
+  std::string ns_;
+  std::optional<DispatchKey> key_;
+  std::string file_;
+  uint32_t line_;
+  std::vector<RegistrationHandle> registrations_;
+};
+
+const char* to_string(Library::Kind kind);
+
+namespace detail {
+
+using LibraryInitFn = void (*)(Library&);
+
+// The object an OPD_LIBRARY* block defines. In an executable it registers at static
+// initialisation. In a plugin (OPD_BUILDING_PLUGIN) it only records itself; the plugin's entry
+// point runs the recorded blocks when the plugin manager loads it, never at dlopen.
+class LibraryInit {
+ public:
+  LibraryInit(Library::Kind kind, const char* ns, std::optional<DispatchKey> key, LibraryInitFn fn,
+              std::source_location loc)
+      : kind_(kind), ns_(ns), key_(key), fn_(fn), loc_(loc) {
+#if defined(OPD_BUILDING_PLUGIN)
+    pending_library_inits().push_back(this);
+#else
+    run();
+#endif
+  }
+  // Registers the block's content; the Library lives until reset() or destruction.
+  void run() {
+    lib_.emplace(kind_, ns_, key_, loc_);
+    fn_(*lib_);
+  }
+  void reset() { lib_.reset(); }
+  // The blocks of this module (a plugin has its own list: hidden visibility).
+  static std::vector<LibraryInit*>& pending_library_inits() {
+    static std::vector<LibraryInit*> inits;
+    return inits;
+  }
+
+ private:
+  Library::Kind kind_;
+  const char* ns_;
+  std::optional<DispatchKey> key_;
+  LibraryInitFn fn_;
+  std::source_location loc_;
+  std::optional<Library> lib_;
+};
+
+}  // namespace detail
+}  // namespace opd
+
+#define OPD_CONCAT_IMPL(a, b) a##b
+#define OPD_CONCAT(a, b) OPD_CONCAT_IMPL(a, b)
+#define OPD_UID(prefix) OPD_CONCAT(prefix, __COUNTER__)
+
+// OPD_LIBRARY(ns, m) { m.def("foo(Tensor x) -> Tensor"); } defines the operators of `ns`.
+#define OPD_LIBRARY(ns, m)                                                                  \
+  static void opd_library_init_##ns(::opd::Library&);                                       \
+  static ::opd::detail::LibraryInit opd_library_static_init_##ns(                           \
+      ::opd::Library::DEF, #ns, std::nullopt, &opd_library_init_##ns,                       \
+      std::source_location::current());                                                     \
+  void opd_library_init_##ns(::opd::Library& m)
+
+// OPD_LIBRARY_FRAGMENT(ns, m) { ... } defines more operators of `ns`; may appear many times.
+#define OPD_LIBRARY_FRAGMENT(ns, m) OPD_LIBRARY_FRAGMENT_UID(ns, m, OPD_UID(opd_fragment_))
+#define OPD_LIBRARY_FRAGMENT_UID(ns, m, uid)                                                \
+  static void OPD_CONCAT(uid, _init)(::opd::Library&);                                      \
+  static ::opd::detail::LibraryInit OPD_CONCAT(uid, _static)(                               \
+      ::opd::Library::FRAGMENT, #ns, std::nullopt, &OPD_CONCAT(uid, _init),                 \
+      std::source_location::current());                                                     \
+  void OPD_CONCAT(uid, _init)(::opd::Library& m)
+
+// OPD_LIBRARY_IMPL(ns, Key, m) { m.impl("foo", kernel); } registers kernels of `ns` for Key;
+// OPD_LIBRARY_IMPL(_, Key, m) { m.fallback(...); } registers a backend fallback.
+#define OPD_LIBRARY_IMPL(ns, k, m) OPD_LIBRARY_IMPL_UID(ns, k, m, OPD_UID(opd_impl_))
+#define OPD_LIBRARY_IMPL_UID(ns, k, m, uid)                                                 \
+  static void OPD_CONCAT(uid, _init)(::opd::Library&);                                      \
+  static ::opd::detail::LibraryInit OPD_CONCAT(uid, _static)(                               \
+      ::opd::Library::IMPL, #ns, ::opd::DispatchKey::k, &OPD_CONCAT(uid, _init),            \
+      std::source_location::current());                                                     \
+  void OPD_CONCAT(uid, _init)(::opd::Library& m)

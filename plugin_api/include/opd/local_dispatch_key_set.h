@@ -1,0 +1,92 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "opd/dispatch_key_set.h"
+#include "opd/export.h"
+
+namespace opd {
+
+namespace detail {
+
+// Per-thread dispatch state, read on every dispatch. constinit and trivially destructible so
+// that reading it is one %fs-relative load (no TLS wrapper call); initial-exec because
+// libopd_core.so is linked by the executable, never dlopened.
+struct ThreadDispatchState {
+  uint64_t included = 0;  // raw DispatchKeySet
+  uint64_t excluded = 0;  // raw DispatchKeySet
+  // Dispatcher calls running on this thread (nested calls count). Written only by its thread,
+  // read by the reclaimer. See Note [Kernel reclamation] in core/src/dispatcher.cpp.
+  std::atomic<uint32_t> depth{0};
+  bool registered = false;  // known to the reclaimer
+};
+
+extern OPD_API constinit thread_local ThreadDispatchState tls_dispatch_state
+    __attribute__((tls_model("initial-exec")));
+
+// Makes this thread's state visible to the reclaimer. Called once per thread, on its first
+// dispatch.
+OPD_API void register_dispatch_thread();
+
+}  // namespace detail
+
+// This thread's included and excluded keys. A call's key set is
+// ((OR of its arguments' key sets) | included) - excluded: exclusion wins.
+struct LocalDispatchKeySet {
+  DispatchKeySet included;
+  DispatchKeySet excluded;
+};
+
+inline LocalDispatchKeySet tls_local_dispatch_key_set() {
+  const auto& s = detail::tls_dispatch_state;
+  return {DispatchKeySet::from_raw(s.included), DispatchKeySet::from_raw(s.excluded)};
+}
+OPD_API void tls_set_dispatch_key_included(DispatchKey k, bool included);
+OPD_API void tls_set_dispatch_key_excluded(DispatchKey k, bool excluded);
+inline bool tls_is_dispatch_key_included(DispatchKey k) {
+  return DispatchKeySet::from_raw(detail::tls_dispatch_state.included).has(k);
+}
+inline bool tls_is_dispatch_key_excluded(DispatchKey k) {
+  return DispatchKeySet::from_raw(detail::tls_dispatch_state.excluded).has(k);
+}
+
+// Adds keys to this thread's included set for the scope; on exit removes exactly the keys it
+// added (keys already included stay). Not movable; use on one thread.
+class OPD_API IncludeDispatchKeyGuard {
+ public:
+  explicit IncludeDispatchKeyGuard(DispatchKeySet keys);
+  explicit IncludeDispatchKeyGuard(DispatchKey key) : IncludeDispatchKeyGuard(DispatchKeySet(key)) {}
+  ~IncludeDispatchKeyGuard();
+  IncludeDispatchKeyGuard(const IncludeDispatchKeyGuard&) = delete;
+  IncludeDispatchKeyGuard& operator=(const IncludeDispatchKeyGuard&) = delete;
+
+ private:
+  uint64_t added_;
+};
+
+// Adds keys to this thread's excluded set for the scope; on exit removes exactly the keys it
+// added.
+class OPD_API ExcludeDispatchKeyGuard {
+ public:
+  explicit ExcludeDispatchKeyGuard(DispatchKeySet keys);
+  explicit ExcludeDispatchKeyGuard(DispatchKey key) : ExcludeDispatchKeyGuard(DispatchKeySet(key)) {}
+  ~ExcludeDispatchKeyGuard();
+  ExcludeDispatchKeyGuard(const ExcludeDispatchKeyGuard&) = delete;
+  ExcludeDispatchKeyGuard& operator=(const ExcludeDispatchKeyGuard&) = delete;
+
+ private:
+  uint64_t added_;
+};
+
+// Dispatches below the autograd keys for the scope: what an autograd kernel sets before it
+// redispatches to the backend.
+class AutoDispatchBelowAutograd {
+ public:
+  AutoDispatchBelowAutograd() : guard_(kAutogradKeySet) {}
+
+ private:
+  ExcludeDispatchKeyGuard guard_;
+};
+
+}  // namespace opd

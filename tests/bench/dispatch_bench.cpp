@@ -1,0 +1,94 @@
+// The dispatch fast path against a direct call through a function pointer of the same
+// signature; boxed calls; key-set computation under TLS guards.
+
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "opd/dispatcher.h"
+#include "opd/library.h"
+#include "opd/local_dispatch_key_set.h"
+#include "opd/tensor.h"
+#include "ratios.h"
+
+namespace {
+
+using opd::Tensor;
+
+[[gnu::noinline]] Tensor identity(const Tensor& x) { return x; }
+
+Tensor make_input() {
+  static float data[4] = {1, 2, 3, 4};
+  return opd::from_blob(data, std::vector<int64_t>{4}, opd::ScalarType::Float32);
+}
+
+struct Registered {
+  opd::Library def{opd::Library::DEF, "opd_bench"};
+  opd::Library cpu{opd::Library::IMPL, "opd_bench", opd::DispatchKey::CPU};
+  Registered() {
+    def.def("identity(Tensor self) -> Tensor");
+    cpu.impl("identity", &identity);
+  }
+};
+
+opd::TypedOperatorHandle<Tensor(const Tensor&)> identity_op() {
+  static Registered registered;
+  return opd::Dispatcher::singleton()
+      .find_schema_or_throw("opd_bench::identity", "")
+      .typed<Tensor(const Tensor&)>();
+}
+
+void BM_DirectCall(benchmark::State& state) {
+  Tensor x = make_input();
+  Tensor (*volatile fn)(const Tensor&) = &identity;
+  for (auto _ : state) {
+    Tensor y = fn(x);
+    benchmark::DoNotOptimize(y);
+  }
+}
+BENCHMARK(BM_DirectCall);
+
+void BM_DispatchUnboxed(benchmark::State& state) {
+  auto op = identity_op();
+  Tensor x = make_input();
+  for (auto _ : state) {
+    Tensor y = op.call(x);
+    benchmark::DoNotOptimize(y);
+  }
+}
+BENCHMARK(BM_DispatchUnboxed);
+
+void BM_DispatchBoxed(benchmark::State& state) {
+  auto op = identity_op();
+  Tensor x = make_input();
+  opd::Stack stack;
+  stack.reserve(1);
+  for (auto _ : state) {
+    stack.emplace_back(x);
+    op.call_boxed(&stack);
+    benchmark::DoNotOptimize(stack.back());
+    stack.clear();
+  }
+}
+BENCHMARK(BM_DispatchBoxed);
+
+void BM_KeySetUnderTlsGuards(benchmark::State& state) {
+  auto op = identity_op();
+  Tensor x = make_input();
+  opd::IncludeDispatchKeyGuard include(opd::DispatchKey::Tracer);
+  opd::AutoDispatchBelowAutograd below;
+  for (auto _ : state) {
+    auto ks = opd::detail::compute_dispatch_key_set(opd::detail::arguments_key_set(x),
+                                                    op.entry().key_mask());
+    benchmark::DoNotOptimize(ks);
+  }
+}
+BENCHMARK(BM_KeySetUnderTlsGuards);
+
+const bool ratios_declared = [] {
+  opd::bench::add_ratio("BM_DispatchUnboxed", "BM_DirectCall", "<= 1.2");
+  opd::bench::add_ratio("BM_DispatchBoxed", "BM_DirectCall", "report");
+  return true;
+}();
+
+}  // namespace

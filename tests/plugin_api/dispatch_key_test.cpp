@@ -1,0 +1,89 @@
+#include "opd/dispatch_key.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "opd/error.h"
+
+namespace opd {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DispatchKey, NamesRoundTrip) {
+  for (int i = 0; i < kNumDispatchKeys; ++i) {
+    auto k = static_cast<DispatchKey>(i);
+    EXPECT_EQ(parse_dispatch_key(to_string(k)), k) << to_string(k);
+  }
+  EXPECT_STREQ(to_string(DispatchKey::AutogradCPU), "AutogradCPU");
+  EXPECT_STREQ(to_string(DispatchKey::CompositeExplicitAutogradNonFunctional),
+               "CompositeExplicitAutogradNonFunctional");
+}
+
+TEST(DispatchKey, UnknownNameIsValueErrorNamingIt) {
+  try {
+    parse_dispatch_key("XLA");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(e.msg(), HasSubstr("Unknown dispatch key 'XLA'"));
+    EXPECT_THAT(e.msg(), HasSubstr("AutogradCPU"));
+  }
+  EXPECT_FALSE(try_parse_dispatch_key("").has_value());
+}
+
+TEST(DispatchKey, Classification) {
+  EXPECT_TRUE(is_backend_key(DispatchKey::CPU));
+  EXPECT_TRUE(is_backend_key(DispatchKey::Meta));
+  EXPECT_FALSE(is_backend_key(DispatchKey::AutogradCPU));
+  EXPECT_TRUE(is_autograd_key(DispatchKey::AutogradPrivateUse1));
+  EXPECT_TRUE(is_alias_key(DispatchKey::CompositeImplicitAutograd));
+  EXPECT_FALSE(is_alias_key(DispatchKey::Tracer));
+  EXPECT_TRUE(is_runtime_key(DispatchKey::Tracer));
+  EXPECT_FALSE(is_runtime_key(DispatchKey::Undefined));
+  EXPECT_FALSE(is_runtime_key(DispatchKey::Dense));
+  EXPECT_TRUE(is_per_backend_functionality_key(DispatchKey::AutogradFunctionality));
+}
+
+TEST(DispatchKey, PerBackendRuntimeKeys) {
+  EXPECT_EQ(to_runtime_key(DispatchKey::Dense, BackendComponent::CUDA), DispatchKey::CUDA);
+  EXPECT_EQ(to_runtime_key(DispatchKey::AutogradFunctionality, BackendComponent::Meta),
+            DispatchKey::AutogradMeta);
+  EXPECT_EQ(backend_of(DispatchKey::AutogradCUDA), BackendComponent::CUDA);
+  EXPECT_EQ(backend_of(DispatchKey::PrivateUse1), BackendComponent::PrivateUse1);
+  EXPECT_EQ(backend_key_for(DeviceType::Meta), DispatchKey::Meta);
+  EXPECT_EQ(autograd_key_for(BackendComponent::CPU), DispatchKey::AutogradCPU);
+}
+
+// One test owns the process-wide PrivateUse1 name (gtest runs tests of a binary in one process).
+TEST(DispatchKey, PrivateUse1NamedOnceWithErrorsNamingBoth) {
+  EXPECT_EQ(privateuse1_backend_name(), "privateuseone");
+  try {
+    register_privateuse1_backend("cuda");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(e.msg(), HasSubstr("cannot name the PrivateUse1 backend 'cuda'"));
+    EXPECT_THAT(e.msg(), HasSubstr("built-in device 'cuda'"));
+  }
+  EXPECT_THROW(register_privateuse1_backend("cpu"), ValueError);
+  EXPECT_THROW(register_privateuse1_backend("meta"), ValueError);
+  EXPECT_EQ(privateuse1_backend_name(), "privateuseone");
+
+  register_privateuse1_backend("npu");
+  register_privateuse1_backend("npu");  // the same name again is fine
+  EXPECT_EQ(privateuse1_backend_name(), "npu");
+  try {
+    register_privateuse1_backend("xpu");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(e.msg(), HasSubstr("already named 'npu'"));
+    EXPECT_THAT(e.msg(), HasSubstr("renamed to 'xpu'"));
+  }
+  EXPECT_EQ(display_name(DispatchKey::PrivateUse1), "NPU");
+  EXPECT_EQ(display_name(DispatchKey::AutogradPrivateUse1), "AutogradNPU");
+  EXPECT_EQ(display_name(DispatchKey::CPU), "CPU");
+  EXPECT_EQ(parse_dispatch_key("AutogradNPU"), DispatchKey::AutogradPrivateUse1);
+  EXPECT_EQ(parse_dispatch_key("PrivateUse1"), DispatchKey::PrivateUse1);
+}
+
+}  // namespace
+}  // namespace opd
