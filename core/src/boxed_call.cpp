@@ -39,7 +39,7 @@ bool matches(const IValue& v, const Type& t) {
         case TypeKind::Tensor: return v.is_tensor_list();
         case TypeKind::Optional:
           if (e.contained()[0]->kind() == TypeKind::Tensor) {
-            return v.is_optional_tensor_list() || v.is_tensor_list();
+            return v.is_optional_tensor_list();
           }
           [[fallthrough]];
         default:

@@ -4,29 +4,14 @@
 
 namespace opd {
 
-DispatchKeySet::DispatchKeySet(DispatchKey k) {
-  if (k == DispatchKey::Undefined) return;
-  OPD_CHECK_T(ValueError, !is_alias_key(k) && k < DispatchKey::EndOfAliasKeys,
-              "DispatchKeySet: {} is an alias key and is never stored in a key set; use "
-              "runtime_keys_for({}) for the keys it stands for",
-              opd::to_string(k), opd::to_string(k));
-  repr_ = runtime_keys_for(k).raw();
+namespace detail {
+void throw_alias_key_in_set(DispatchKey k) {
+  throw ValueError(fmt::format(
+      "DispatchKeySet: {} is an alias key and is never stored in a key set; use "
+      "runtime_keys_for({}) for the keys it stands for",
+      to_string(k), to_string(k)));
 }
-
-DispatchKeySet runtime_keys_for(DispatchKey k) {
-  switch (k) {
-    case DispatchKey::Undefined: return {};
-    case DispatchKey::Dense: return kBackendKeySet;
-    case DispatchKey::AutogradFunctionality:
-    case DispatchKey::Autograd: return kAutogradKeySet;
-    case DispatchKey::CompositeExplicitAutograd:
-    case DispatchKey::CompositeExplicitAutogradNonFunctional: return kBackendKeySet;
-    case DispatchKey::CompositeImplicitAutograd: return kBackendKeySet | kAutogradKeySet;
-    default:
-      OPD_INTERNAL_ASSERT(is_runtime_key(k), "unknown dispatch key {}", static_cast<int>(k));
-      return key_bit(k);
-  }
-}
+}  // namespace detail
 
 std::string DispatchKeySet::to_string() const {
   std::string out = "DispatchKeySet(";

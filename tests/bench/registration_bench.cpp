@@ -51,8 +51,8 @@ void BM_Register2000DefImplPairs(benchmark::State& state) {
     def.reset();
     state.ResumeTiming();
   }
-  state.counters["us_per_pair"] = benchmark::Counter(
-      static_cast<double>(kOps) * state.iterations() * 1e-6,
+  state.counters["per_pair"] = benchmark::Counter(
+      static_cast<double>(kOps) * state.iterations(),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Register2000DefImplPairs)->Unit(benchmark::kMillisecond);
@@ -69,8 +69,8 @@ void BM_Deregister2000DefImplPairs(benchmark::State& state) {
     def.reset();
     opd::Dispatcher::singleton().reclaim();
   }
-  state.counters["us_per_pair"] = benchmark::Counter(
-      static_cast<double>(kOps) * state.iterations() * 1e-6,
+  state.counters["per_pair"] = benchmark::Counter(
+      static_cast<double>(kOps) * state.iterations(),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Deregister2000DefImplPairs)->Unit(benchmark::kMillisecond);

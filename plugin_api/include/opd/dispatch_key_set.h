@@ -16,7 +16,7 @@ class DispatchKeySet {
   // A runtime key gives a one-key set; a per-backend functionality key (Dense,
   // AutogradFunctionality) gives all its runtime keys; Undefined gives the empty set.
   // Alias keys are never stored in a set: use runtime_keys_for(). Throws ValueError for them.
-  explicit DispatchKeySet(DispatchKey k);
+  constexpr explicit DispatchKeySet(DispatchKey k);
   static constexpr DispatchKeySet from_raw(uint64_t repr) { return DispatchKeySet(repr, 0); }
   constexpr uint64_t raw() const { return repr_; }
 
@@ -91,7 +91,27 @@ constexpr DispatchKeySet keys_below(DispatchKey k) {
 // a per-backend functionality; for alias keys, Autograd -> the autograd keys,
 // CompositeExplicitAutograd(NonFunctional) -> the backend keys, CompositeImplicitAutograd ->
 // backend and autograd keys. Undefined -> empty.
-OPD_API DispatchKeySet runtime_keys_for(DispatchKey k);
+constexpr DispatchKeySet runtime_keys_for(DispatchKey k) {
+  switch (k) {
+    case DispatchKey::Undefined: return {};
+    case DispatchKey::Dense:
+    case DispatchKey::CompositeExplicitAutograd:
+    case DispatchKey::CompositeExplicitAutogradNonFunctional: return kBackendKeySet;
+    case DispatchKey::AutogradFunctionality:
+    case DispatchKey::Autograd: return kAutogradKeySet;
+    case DispatchKey::CompositeImplicitAutograd: return kBackendKeySet | kAutogradKeySet;
+    default: return is_runtime_key(k) ? key_bit(k) : DispatchKeySet();
+  }
+}
+
+namespace detail {
+[[noreturn]] OPD_API void throw_alias_key_in_set(DispatchKey k);
+}
+
+constexpr DispatchKeySet::DispatchKeySet(DispatchKey k) {
+  if (is_alias_key(k)) detail::throw_alias_key_in_set(k);
+  repr_ = runtime_keys_for(k).raw();
+}
 
 // The key set a tensor on `device` carries: its backend key, ADInplaceOrView, and its
 // backend's autograd key (the autograd keys fall through unless the autograd plugin serves them).

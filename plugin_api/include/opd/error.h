@@ -14,6 +14,9 @@ namespace opd {
 class OPD_API Error : public std::runtime_error {
  public:
   explicit Error(std::string msg, const char* file = nullptr, int line = 0);
+  // Out of line: the vtable lives in libopd_core.so only, so errors thrown from a plugin that
+  // was unloaded since stay valid.
+  ~Error() override;
   const std::string& msg() const { return msg_; }
 
  private:
@@ -21,11 +24,18 @@ class OPD_API Error : public std::runtime_error {
 };
 
 // Python's exception names, so messages and tests read as PyTorch's do.
-class OPD_API NotImplementedError : public Error { using Error::Error; };
-class OPD_API TypeError : public Error { using Error::Error; };
-class OPD_API ValueError : public Error { using Error::Error; };
-class OPD_API IndexError : public Error { using Error::Error; };
-class OPD_API PluginError : public Error { using Error::Error; };
+#define OPD_DECLARE_ERROR(Name)            \
+  class OPD_API Name : public Error {      \
+   public:                                 \
+    using Error::Error;                    \
+    ~Name() override;                      \
+  };
+OPD_DECLARE_ERROR(NotImplementedError)
+OPD_DECLARE_ERROR(TypeError)
+OPD_DECLARE_ERROR(ValueError)
+OPD_DECLARE_ERROR(IndexError)
+OPD_DECLARE_ERROR(PluginError)
+#undef OPD_DECLARE_ERROR
 
 namespace detail {
 [[noreturn]] OPD_API void throw_internal_assert(const char* cond, const char* file, int line,
