@@ -6,6 +6,7 @@
 #include "infer_schema.h"
 #include "logging.h"
 #include "opd/error.h"
+#include "registration_context.h"
 #include "thread_registry.h"
 
 namespace opd {
@@ -34,7 +35,7 @@ Dispatcher::Dispatcher() {
   // always carry those keys (see key_set_for_device).
   for (DispatchKey k : kAutogradKeySet | key_bit(DispatchKey::ADInplaceOrView)) {
     fallbacks_[static_cast<int>(k)] = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
-        KernelFunction::make_fallthrough(), std::nullopt, std::nullopt,
+        nullptr, KernelFunction::make_fallthrough(), std::nullopt, std::nullopt,
         "registered in opdispatch core"});
   }
 }
@@ -99,44 +100,56 @@ void Dispatcher::cleanup(OperatorEntry& e) {
 }
 
 RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string debug) {
+  opd_plugin_context* ctx = detail::current_registration_context();
+  if (ctx) debug += ctx->suffix;
   WriteLock lock(*this);
   OperatorName name = schema.operator_name();
-  if (auto it = operators_.find(name); it != operators_.end() && it->second->schema_) {
-    const OperatorEntry& e = *it->second;
-    throw Error(fmt::format(
-        "Tried to register an operator ({}) with the same name and overload name multiple times. "
-        "Each overload's schema should only be registered with a single call to def(). Duplicate "
-        "registration: {}. Original registration: {}",
-        schema.to_string(), debug_or_unknown(debug), debug_or_unknown(e.schema_debug_)));
+  auto existing = operators_.find(name);
+  if (existing != operators_.end() && existing->second->schema_) {
+    const OperatorEntry& e = *existing->second;
+    // A plugin being reloaded may def what its previous version defined, with the same schema,
+    // so that the operator never disappears during the swap.
+    bool replacing = ctx && ctx->replaces && *e.schema_ == schema &&
+                     std::all_of(e.defs_.begin(), e.defs_.end(),
+                                 [&](const auto& d) { return d.owner.get() == ctx->replaces; });
+    if (!replacing) {
+      throw Error(fmt::format(
+          "Tried to register an operator ({}) with the same name and overload name multiple "
+          "times. Each overload's schema should only be registered with a single call to def(). "
+          "Duplicate registration: {}. Original registration: {}",
+          schema.to_string(), debug_or_unknown(debug), debug_or_unknown(e.schema_debug())));
+    }
   }
   // Check before creating anything, so a refused def leaves no trace.
-  if (auto it = operators_.find(name); it != operators_.end()) {
-    for (int i = 0; i < kNumDispatchKeys; ++i) {
-      for (const auto& k : it->second->kernels_[i]) {
-        if (k->inferred_schema) {
-          check_inferred_schema(schema, debug, *k->inferred_schema, k->debug);
-        }
+  if (existing != operators_.end()) {
+    for (const auto& list : existing->second->kernels_) {
+      for (const auto& k : list) {
+        if (k->inferred_schema) check_inferred_schema(schema, debug, *k->inferred_schema, k->debug);
       }
     }
   }
   OperatorEntry& e = find_or_create(name);
-  e.schema_ = std::move(schema);
-  e.schema_debug_ = std::move(debug);
-  ++e.def_count_;
+  bool first = !e.schema_;
+  if (first) e.schema_ = std::move(schema);
+  auto record = e.defs_.insert(e.defs_.begin(), {std::move(debug), ctx ? ctx->owner : nullptr});
   ++e.def_and_impl_count_;
-  OperatorHandle handle(&e);
-  for (auto& l : listeners_) l->on_operator_registered(handle);
+  if (first) {
+    OperatorHandle handle(&e);
+    for (auto& l : listeners_) l->on_operator_registered(handle);
+  }
 
-  return RegistrationHandle([this, name] {
+  return RegistrationHandle([this, name, record] {
     WriteLock lock(*this);
     auto it = operators_.find(name);
-    OPD_INTERNAL_ASSERT(it != operators_.end() && it->second->def_count_ > 0);
+    OPD_INTERNAL_ASSERT(it != operators_.end() && !it->second->defs_.empty());
     OperatorEntry& e = *it->second;
-    OperatorHandle handle(&e);
-    for (auto& l : listeners_) l->on_operator_deregistered(handle);
-    e.schema_.reset();
-    e.schema_debug_.clear();
-    --e.def_count_;
+    if (e.defs_.size() == 1) {
+      OperatorHandle handle(&e);
+      for (auto& l : listeners_) l->on_operator_deregistered(handle);
+      e.schema_.reset();
+    }
+    retire(std::move(record->owner));
+    e.defs_.erase(record);
     --e.def_and_impl_count_;
     cleanup(e);
   });
@@ -151,19 +164,21 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
   OPD_CHECK(k != DispatchKey::Undefined && k < DispatchKey::EndOfAliasKeys,
             "{}: cannot register a kernel to dispatch key {}", name.to_string(), to_string(k));
   OPD_CHECK(kernel.is_valid(), "{}: the kernel registered at {} is empty", name.to_string(), debug);
+  opd_plugin_context* ctx = detail::current_registration_context();
+  if (ctx) debug += ctx->suffix;
   WriteLock lock(*this);
   auto existing = operators_.find(name);
   OperatorEntry* e = existing == operators_.end() ? nullptr : existing->second.get();
   // Every check runs before any change, so a refused impl leaves the state as it was.
   if (e && e->schema_ && inferred_schema) {
-    check_inferred_schema(*e->schema_, e->schema_debug_, *inferred_schema, debug);
+    check_inferred_schema(*e->schema_, e->schema_debug(), *inferred_schema, debug);
   }
   if (e && cpp_signature) {
     if (auto prev = e->cpp_signature(); prev && !(prev->signature == *cpp_signature)) {
       throw Error(fmt::format(
           "\nMismatch in kernel C++ signatures\n  operator: {}\n    {}\n  kernel 1: {}\n    "
           "dispatch key: {}\n    {}\n  kernel 2: {}\n    dispatch key: {}\n    {}\n",
-          e->schema_ ? e->schema_->to_string() : name.to_string(), debug_or_unknown(e->schema_debug_),
+          e->schema_ ? e->schema_->to_string() : name.to_string(), debug_or_unknown(e->schema_debug()),
           prev->signature.name(), to_string(prev->key), *prev->debug, cpp_signature->name(),
           to_string(k), debug));
     }
@@ -178,10 +193,11 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
         "key\n  operator: {}\n    {}\n  dispatch key: {}\n  previous kernel: {}\n       new "
         "kernel: {}",
         entry.schema_ ? entry.schema_->to_string() : name.to_string(),
-        debug_or_unknown(entry.schema_debug_), to_string(k), list.front()->debug, debug);
+        debug_or_unknown(entry.schema_debug()), to_string(k), list.front()->debug, debug);
   }
-  auto annotated = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
-      std::move(kernel), std::move(inferred_schema), std::move(cpp_signature), std::move(debug)});
+  auto annotated = std::make_shared<AnnotatedKernel>(
+      AnnotatedKernel{ctx ? ctx->owner : nullptr, std::move(kernel), std::move(inferred_schema),
+                      std::move(cpp_signature), std::move(debug)});
   list.push_front(annotated);
   ++entry.def_and_impl_count_;
   entry.update_table(*this);
@@ -208,6 +224,8 @@ RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction
             "register_fallback: {} is not a runtime dispatch key; register alias keys through "
             "Library::fallback, which expands them",
             to_string(key));
+  opd_plugin_context* ctx = detail::current_registration_context();
+  if (ctx) debug += ctx->suffix;
   WriteLock lock(*this);
   auto& slot = fallbacks_[static_cast<int>(key)];
   if (slot) {
@@ -216,8 +234,8 @@ RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction
         "registration {}, new registration {}",
         display_name(key), slot->debug, debug));
   }
-  auto annotated = std::make_shared<AnnotatedKernel>(
-      AnnotatedKernel{std::move(kernel), std::nullopt, std::nullopt, std::move(debug)});
+  auto annotated = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
+      ctx ? ctx->owner : nullptr, std::move(kernel), std::nullopt, std::nullopt, std::move(debug)});
   slot = annotated;
   for (auto& [name, e] : operators_) e->update_table(*this);
 
@@ -232,9 +250,15 @@ RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction
 }
 
 RegistrationHandle Dispatcher::register_library(std::string ns, std::string debug) {
+  opd_plugin_context* ctx = detail::current_registration_context();
+  if (ctx) debug += ctx->suffix;
+  const void* owner = ctx ? ctx->owner.get() : nullptr;
   WriteLock lock(*this);
-  auto [it, inserted] = libraries_.try_emplace(ns, debug);
-  if (!inserted) {
+  auto& claims = libraries_[ns];
+  bool replacing = ctx && ctx->replaces &&
+                   std::all_of(claims.begin(), claims.end(),
+                               [&](const auto& c) { return c.owner == ctx->replaces; });
+  if (!claims.empty() && !replacing) {
     throw Error(fmt::format(
         "Only a single OPD_LIBRARY can be used to register the namespace {}; please put all of "
         "your definitions in a single OPD_LIBRARY block.  If you were trying to specify "
@@ -242,11 +266,15 @@ RegistrationHandle Dispatcher::register_library(std::string ns, std::string debu
         "really intended to define operators for a single namespace in a distributed way, you "
         "can use OPD_LIBRARY_FRAGMENT to explicitly indicate this.  Previous registration of "
         "OPD_LIBRARY was {}; latest registration was {}",
-        ns, it->second, debug));
+        ns, claims.front().debug, debug));
   }
-  return RegistrationHandle([this, ns] {
+  auto claim = claims.insert(claims.begin(), {debug, owner});
+  return RegistrationHandle([this, ns, claim] {
     WriteLock lock(*this);
-    libraries_.erase(ns);
+    auto it = libraries_.find(ns);
+    OPD_INTERNAL_ASSERT(it != libraries_.end());
+    it->second.erase(claim);
+    if (it->second.empty()) libraries_.erase(it);
   });
 }
 
@@ -254,7 +282,7 @@ RegistrationHandle Dispatcher::add_registration_listener(
     std::unique_ptr<OpRegistrationListener> listener) {
   WriteLock lock(*this);
   for (auto& [name, e] : operators_) {
-    if (e->def_count_ > 0) listener->on_operator_registered(OperatorHandle(e.get()));
+    if (e->def_count() > 0) listener->on_operator_registered(OperatorHandle(e.get()));
   }
   listeners_.push_back(std::move(listener));
   auto it = std::prev(listeners_.end());
@@ -295,6 +323,7 @@ std::optional<std::string> Dispatcher::fallback_debug(DispatchKey key) {
 }
 
 void Dispatcher::retire(std::shared_ptr<void> object) {
+  if (!object) return;
   retired_.push_back(std::move(object));
   if (retired_.size() >= kReclaimThreshold) reclaim_locked();
 }
@@ -318,6 +347,22 @@ Dispatcher::WriteLock::~WriteLock() {
   std::vector<std::shared_ptr<void>> garbage = std::move(d_.garbage_);
   d_.garbage_.clear();
   d_.mutex_.unlock();
+}
+
+size_t Dispatcher::registrations_owned_by(const void* owner) {
+  WriteLock lock(*this);
+  size_t n = 0;
+  for (const auto& [name, e] : operators_) {
+    for (const auto& d : e->defs_) n += d.owner.get() == owner;
+    for (const auto& list : e->kernels_) {
+      for (const auto& k : list) n += k->owner.get() == owner;
+    }
+  }
+  for (const auto& fb : fallbacks_) n += fb && fb->owner.get() == owner;
+  for (const auto& [ns, claims] : libraries_) {
+    for (const auto& c : claims) n += c.owner == owner;
+  }
+  return n;
 }
 
 size_t Dispatcher::retired_count() {

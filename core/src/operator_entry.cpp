@@ -48,6 +48,11 @@ const FunctionSchema& OperatorEntry::schema() const {
   return *schema_;
 }
 
+const std::string& OperatorEntry::schema_debug() const {
+  static const std::string kNone;
+  return defs_.empty() ? kNone : defs_.front().debug;
+}
+
 bool OperatorEntry::has_kernel_for_dispatch_key(DispatchKey k) const {
   return static_cast<int>(k) < kNumDispatchKeys && !kernels(k).empty();
 }
@@ -125,7 +130,7 @@ std::optional<OperatorEntry::SignatureSource> OperatorEntry::cpp_signature() con
 std::string OperatorEntry::dump_state() const {
   std::string out = fmt::format("name: {}\n", name_.to_string());
   if (schema_) {
-    out += fmt::format("schema: {}\ndebug: {}\n", schema_->to_string(), schema_debug_);
+    out += fmt::format("schema: {}\ndebug: {}\n", schema_->to_string(), schema_debug());
   } else {
     out += "schema: (none)\n";
   }
@@ -176,11 +181,10 @@ void OperatorEntry::check_invariants() const {
     fail(fmt::format("schema name {} differs from the operator's name", schema_->operator_name().to_string()));
   }
   if (!kernels(DispatchKey::Undefined).empty()) fail("a kernel is registered to Undefined");
-  if ((def_count_ > 0) != schema_.has_value()) fail("def_count and schema disagree");
-  if (def_count_ > def_and_impl_count_) fail("def_count exceeds def_and_impl_count");
+  if (defs_.empty() == schema_.has_value()) fail("def_count and schema disagree");
   int kernel_count = 0;
   for (const auto& l : kernels_) kernel_count += static_cast<int>(l.size());
-  if (def_count_ + kernel_count != def_and_impl_count_) fail("def_and_impl_count is not defs + kernels");
+  if (def_count() + kernel_count != def_and_impl_count_) fail("def_and_impl_count is not defs + kernels");
   const Dispatcher& d = Dispatcher::singleton();
   uint64_t mask = kFullKeySet.raw();
   for (int i = 0; i < kNumRuntimeEntries; ++i) {

@@ -204,6 +204,9 @@ class OPD_API Dispatcher {
   size_t reclaim();
   // Replaced kernels and erased operators waiting for reclamation.
   size_t retired_count();
+  // Defs, kernels, fallbacks and DEF libraries registered by the plugin whose library reference
+  // is `owner` and not yet undone. Used by the plugin manager to check loads and unloads.
+  size_t registrations_owned_by(const void* owner);
 
  private:
   friend class OperatorEntry;
@@ -229,7 +232,12 @@ class OPD_API Dispatcher {
 
   std::mutex mutex_;
   std::unordered_map<OperatorName, std::unique_ptr<OperatorEntry>> operators_;
-  std::unordered_map<std::string, std::string> libraries_;  // namespace -> debug
+  struct LibraryClaim {
+    std::string debug;
+    const void* owner;
+  };
+  // Namespace -> DEF libraries, newest first; more than one only during a plugin reload.
+  std::unordered_map<std::string, std::list<LibraryClaim>> libraries_;
   std::array<std::shared_ptr<AnnotatedKernel>, kNumRuntimeEntries> fallbacks_;
   std::list<std::unique_ptr<OpRegistrationListener>> listeners_;
   std::set<std::pair<std::string, DispatchKey>> warned_overrides_;  // override warnings given

@@ -19,6 +19,9 @@ class Dispatcher;
 
 // One registered kernel with what the dispatcher knows about it.
 struct AnnotatedKernel {
+  // The plugin that registered it (keeps its code mapped); null for executables. First, so that
+  // it is released last, after the functor's destructor (plugin code) has run.
+  std::shared_ptr<void> owner;
   KernelFunction kernel;
   std::optional<FunctionSchema> inferred_schema;  // from the C++ signature; none when boxed
   std::optional<CppSignature> cpp_signature;      // none when boxed
@@ -41,8 +44,9 @@ class OPD_API OperatorEntry {
   bool has_schema() const { return schema_.has_value(); }
   // Throws Error when the operator has no schema (impls only).
   const FunctionSchema& schema() const;
-  const std::string& schema_debug() const { return schema_debug_; }
-  int def_count() const { return def_count_; }
+  // Where the active def came from; empty without a schema.
+  const std::string& schema_debug() const;
+  int def_count() const { return static_cast<int>(defs_.size()); }
   int def_and_impl_count() const { return def_and_impl_count_; }
 
   // Runtime keys whose entry is not a fallthrough.
@@ -90,9 +94,14 @@ class OPD_API OperatorEntry {
   KernelList& kernels(DispatchKey k) { return kernels_[static_cast<int>(k)]; }
 
   OperatorName name_;
+  struct DefRecord {
+    std::string debug;
+    std::shared_ptr<void> owner;
+  };
   std::optional<FunctionSchema> schema_;
-  std::string schema_debug_;
-  int def_count_ = 0;
+  // Newest first. More than one only while a plugin is being reloaded: both versions def the
+  // operator with the same schema. INVARIANT: schema_ is set iff defs_ is not empty.
+  std::list<DefRecord> defs_;
   int def_and_impl_count_ = 0;
   // Per registered key (runtime or alias), newest first. INVARIANT: no list for Undefined.
   std::array<KernelList, kNumDispatchKeys> kernels_;

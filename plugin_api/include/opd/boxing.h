@@ -203,8 +203,9 @@ template <class Ret, class... Args, class Fn>
 void call_unboxed_from_boxed(Fn&& fn, const OperatorHandle& op, Stack* stack) {
   constexpr size_t n = sizeof...(Args);
   IValue* base = stack->data() + (stack->size() - n);
+  using Held = std::tuple<typename Holder<Args>::type...>;
   auto call = [&]<size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
-    std::tuple<typename Holder<Args>::type...> held(TraitsOf<Args>::get(base[I])...);
+    Held held(TraitsOf<Args>::get(base[I])...);
     return fn(static_cast<Args>(std::get<I>(held))...);
   };
   if constexpr (std::is_void_v<Ret>) {

@@ -1,0 +1,121 @@
+#include "plugin_library.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "logging.h"
+#include "opd/error.h"
+
+namespace opd {
+
+bool is_mapped(const std::filesystem::path& path) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const std::string needle = path.string();
+  while (std::getline(maps, line)) {
+    if (line.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+PluginLibrary::PluginLibrary(const std::filesystem::path& path, bool private_copy)
+    : path_(path), mapped_path_(path) {
+  if (private_copy) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "opd-plugin-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) {
+      throw PluginError(fmt::format("{}: cannot create a private copy: mkdtemp: {}", path.string(),
+                                    std::strerror(errno)));
+    }
+    copy_dir_ = tmpl;
+    mapped_path_ = copy_dir_ / path.filename();
+    std::filesystem::copy_file(path, mapped_path_);
+  }
+  try {
+    lib_.load(mapped_path_.string(), boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    const char* err = dlerror();
+    std::string why = err ? err : e.what();
+    if (!copy_dir_.empty()) std::filesystem::remove_all(copy_dir_);
+    throw PluginError(fmt::format("{}: cannot be loaded as a shared object: {}", path.string(), why));
+  }
+}
+
+const opd_plugin_info& PluginLibrary::entry() {
+  dlerror();
+  void* sym = dlsym(lib_.native(), OPD_PLUGIN_ENTRY_SYMBOL);
+  if (!sym) {
+    const char* err = dlerror();
+    throw PluginError(fmt::format(
+        "{}: not an opdispatch plugin: the entry point '{}' is missing (dlerror: {}); define it "
+        "with OPD_PLUGIN(name, version)",
+        path_.string(), OPD_PLUGIN_ENTRY_SYMBOL, err ? err : "symbol not found"));
+  }
+  const opd_plugin_info* info = reinterpret_cast<opd_plugin_entry_fn>(sym)();
+  constexpr size_t kMinimal = offsetof(opd_plugin_info, abi_minor) + sizeof(uint16_t);
+  if (!info || info->struct_size < kMinimal) {
+    throw PluginError(fmt::format("{}: the entry point returned {} (expected an opd_plugin_info)",
+                                  path_.string(), info ? "a truncated struct" : "null"));
+  }
+  if (info->abi_major != OPD_PLUGIN_ABI_MAJOR) {
+    throw PluginError(fmt::format(
+        "{}: built for plugin ABI {}.{}, but this opdispatch supports ABI {}.x (up to {}.{}); "
+        "rebuild the plugin against this opdispatch",
+        path_.string(), info->abi_major, info->abi_minor, OPD_PLUGIN_ABI_MAJOR,
+        OPD_PLUGIN_ABI_MAJOR, OPD_PLUGIN_ABI_MINOR));
+  }
+  if (info->abi_minor > OPD_PLUGIN_ABI_MINOR) {
+    throw PluginError(fmt::format(
+        "{}: built for plugin ABI {}.{}, newer than this opdispatch's {}.{}; upgrade opdispatch "
+        "or rebuild the plugin against it",
+        path_.string(), info->abi_major, info->abi_minor, OPD_PLUGIN_ABI_MAJOR, OPD_PLUGIN_ABI_MINOR));
+  }
+  if (info->struct_size < sizeof(opd_plugin_info)) {
+    throw PluginError(fmt::format("{}: the entry point's struct has {} bytes, expected {} for ABI {}.{}",
+                                  path_.string(), info->struct_size, sizeof(opd_plugin_info),
+                                  info->abi_major, info->abi_minor));
+  }
+  std::string fingerprint = info->build_fingerprint ? info->build_fingerprint : "(none)";
+  if (fingerprint != OPD_BUILD_FINGERPRINT) {
+    throw PluginError(fmt::format(
+        "{}: built with '{}', but this opdispatch was built with '{}'; plugins share C++ objects "
+        "with the host and must use the same compiler family and standard library",
+        path_.string(), fingerprint, OPD_BUILD_FINGERPRINT));
+  }
+  if (!info->name || !info->version || !info->register_fn) {
+    throw PluginError(fmt::format("{}: the entry point lacks a name, version or register callback",
+                                  path_.string()));
+  }
+  return *info;
+}
+
+PluginLibrary::~PluginLibrary() {
+  std::string reason;
+  try {
+    lib_.unload();
+  } catch (const std::exception& e) {
+    reason = e.what();
+  }
+  bool resident = is_mapped(mapped_path_);
+  if (resident && reason.empty()) {
+    reason = "still mapped after dlclose: the library or one it loaded is marked NODELETE (for "
+             "example through STB_GNU_UNIQUE symbols; build plugins with -fno-gnu-unique)";
+  }
+  if (!copy_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(copy_dir_, ec);
+  }
+  if (on_closed_) {
+    try {
+      on_closed_(resident, reason);
+    } catch (const std::exception& e) {
+      logger()->error("plugin {}: {}", path_.string(), e.what());
+    }
+  }
+}
+
+}  // namespace opd

@@ -1,0 +1,450 @@
+#include "opd/plugin_manager.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "logging.h"
+#include "opd/dispatcher.h"
+#include "opd/error.h"
+#include "plugin_library.h"
+#include "plugin_manifest.h"
+#include "registration_context.h"
+
+namespace fs = std::filesystem;
+
+namespace opd {
+
+const char* to_string(PluginState s) {
+  switch (s) {
+    case PluginState::Available: return "available";
+    case PluginState::Loaded: return "loaded";
+    case PluginState::Unavailable: return "unavailable";
+    case PluginState::Failed: return "failed";
+    case PluginState::Unloading: return "unloading";
+    case PluginState::Unloaded: return "unloaded";
+    case PluginState::Resident: return "resident";
+  }
+  return "?";
+}
+
+namespace {
+
+// A plugin the manager has seen. `state` and `reason` are also written by the library's
+// destructor, from whichever thread drops the last reference: guarded by `mutex`.
+struct Record {
+  std::mutex mutex;
+  PluginState state = PluginState::Available;
+  std::string reason;
+  uint64_t generation = 0;  // bumped by every load and reload
+  PluginManifest manifest;
+  // The manager's reference while loaded (null otherwise).
+  std::shared_ptr<PluginLibrary> library;
+  const opd_plugin_info* info = nullptr;
+};
+
+void set_state(Record& r, PluginState s, std::string reason = {}) {
+  std::lock_guard lock(r.mutex);
+  r.state = s;
+  r.reason = std::move(reason);
+}
+
+// Refuses files and folders that someone else could write: loading runs their code.
+void check_permissions(const fs::path& p) {
+  const char* allow = std::getenv("OPD_ALLOW_INSECURE_PLUGINS");
+  if (allow && std::string(allow) == "1") return;
+  for (const fs::path& f : {p, p.parent_path()}) {
+    struct stat st{};
+    if (::stat(f.c_str(), &st) != 0) continue;
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+      throw PluginError(fmt::format(
+          "{}: refusing to load: {} '{}' is writable by {} (mode {:o}), so anyone who can write "
+          "it could run code in this process; remove the write permission (chmod go-w) or set "
+          "OPD_ALLOW_INSECURE_PLUGINS=1",
+          p.string(), f == p ? "the file" : "its folder", f.string(),
+          (st.st_mode & S_IWOTH) ? "others" : "its group", st.st_mode & 07777));
+    }
+  }
+}
+
+fs::path install_plugin_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&plugins), &info) == 0 || !info.dli_fname) return {};
+  return fs::path(info.dli_fname).parent_path() / "opdispatch" / "plugins";
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+}
+
+}  // namespace
+
+struct PluginManager::Impl {
+  std::recursive_mutex mutex;  // loads may load what they require
+  std::map<std::string, std::shared_ptr<Record>> records;
+
+  std::vector<fs::path> dirs() {
+    std::vector<fs::path> out;
+#ifdef OPD_BUILD_PLUGIN_DIR
+    out.emplace_back(OPD_BUILD_PLUGIN_DIR);
+#endif
+    if (auto d = install_plugin_dir(); !d.empty()) out.push_back(d);
+    if (const char* env = std::getenv("OPD_PLUGIN_PATH")) {
+      std::string s = env;
+      for (size_t start = 0; start <= s.size();) {
+        size_t end = s.find(':', start);
+        if (end == std::string::npos) end = s.size();
+        if (end > start) out.emplace_back(s.substr(start, end - start));
+        start = end + 1;
+      }
+    }
+    return out;
+  }
+
+  // Every manifest in the search path; the first of a name wins. Broken manifests are logged
+  // and skipped (one bad file must not hide the others), unless `want` names that file.
+  std::vector<PluginManifest> scan(const std::string& want = {}) {
+    std::vector<PluginManifest> out;
+    std::set<std::string> seen;
+    for (const fs::path& dir : dirs()) {
+      std::error_code ec;
+      if (!fs::is_directory(dir, ec)) continue;
+      std::vector<fs::path> files;
+      for (const auto& e : fs::directory_iterator(dir, ec)) {
+        if (e.path().extension() == ".yaml") files.push_back(e.path());
+      }
+      std::sort(files.begin(), files.end());
+      for (const fs::path& f : files) {
+        try {
+          PluginManifest m = read_manifest(f);
+          if (seen.insert(m.plugin).second) out.push_back(std::move(m));
+        } catch (const PluginError& e) {
+          if (!want.empty() && f.stem() == want) throw;
+          logger()->warn("skipping manifest: {}", e.msg());
+        }
+      }
+    }
+    return out;
+  }
+
+  Record& record_for(const PluginManifest& m) {
+    auto& r = records[m.plugin];
+    if (!r) r = std::make_shared<Record>();
+    bool live = r->library != nullptr;
+    if (!live) r->manifest = m;
+    return *r;
+  }
+
+  PluginManifest find(const std::string& name_or_manifest) {
+    if (looks_like_path(name_or_manifest)) return read_manifest(name_or_manifest);
+    for (auto& m : scan(name_or_manifest)) {
+      if (m.plugin == name_or_manifest) return m;
+    }
+    std::string where;
+    for (const auto& d : dirs()) where += (where.empty() ? "" : ", ") + d.string();
+    throw PluginError(fmt::format("plugin '{}' was not found in the search path ({})",
+                                  name_or_manifest, where.empty() ? "empty" : where));
+  }
+
+  PluginStatus status_of(Record& r) {
+    std::lock_guard lock(r.mutex);
+    PluginStatus s;
+    const PluginManifest& m = r.manifest;
+    s.name = m.plugin;
+    s.version = r.info && r.info->version ? r.info->version : m.version;
+    s.state = r.state;
+    s.reason = r.reason;
+    s.dispatch_keys = m.dispatch_keys;
+    s.requires_ = m.requires_;
+    s.load_default = m.load_default;
+    s.description = m.description;
+    s.manifest = m.path.string();
+    s.library = m.library.string();
+    if (r.library) s.registrations = Dispatcher::singleton().registrations_owned_by(r.library.get());
+    return s;
+  }
+
+  // Opens, checks and registers a plugin library. On success returns the library with its
+  // registrations in place; on `unavailable` returns null and sets `unavailable_reason`.
+  // Throws PluginError for everything else, leaving nothing registered.
+  std::shared_ptr<PluginLibrary> open_and_register(Record& r, const PluginManifest& m,
+                                                   bool private_copy, const void* replaces,
+                                                   std::string* unavailable_reason) {
+    if (m.abi != OPD_PLUGIN_ABI_MAJOR) {
+      throw PluginError(fmt::format(
+          "{}: the manifest says plugin ABI {}, but this opdispatch supports ABI {}", m.path.string(),
+          m.abi, OPD_PLUGIN_ABI_MAJOR));
+    }
+    check_permissions(m.path);
+    check_permissions(m.library);
+    if (m.sha256) {
+      std::string actual = sha256_of_file(m.library);
+      if (actual != *m.sha256) {
+        throw PluginError(fmt::format(
+            "{}: sha256 mismatch for {}: the manifest expects {} but the file has {}; refusing to "
+            "load a library that is not the one the manifest describes",
+            m.path.string(), m.library.string(), *m.sha256, actual));
+      }
+    }
+    auto lib = std::make_shared<PluginLibrary>(m.library, private_copy);
+    const opd_plugin_info& info = lib->entry();
+    if (m.plugin != info.name) {
+      throw PluginError(fmt::format("{}: the manifest names plugin '{}' but the library is '{}'",
+                                    m.path.string(), m.plugin, info.name));
+    }
+    opd_plugin_context ctx;
+    ctx.suffix = fmt::format(" (plugin {} {})", info.name, info.version);
+    ctx.owner = lib;
+    ctx.replaces = replaces;
+    opd_plugin_status status;
+    {
+      detail::ScopedRegistrationContext scope(&ctx);
+      status = info.register_fn(&ctx);
+    }
+    ctx.owner.reset();
+    if (status == OPD_PLUGIN_OK) {
+      r.info = &info;
+      return lib;
+    }
+    Dispatcher& d = Dispatcher::singleton();
+    if (size_t left = d.registrations_owned_by(lib.get()); left > 0) {
+      // A misbehaving plugin: make it clean up through its shutdown callback.
+      if (info.shutdown_fn) info.shutdown_fn();
+      left = d.registrations_owned_by(lib.get());
+      if (left > 0) {
+        throw PluginError(fmt::format(
+            "{}: registration failed ({}) and the plugin left {} registrations behind; it stays "
+            "resident",
+            m.library.string(), ctx.message, left));
+      }
+    }
+    d.reclaim();  // its undone kernels hold references on the library
+    if (status == OPD_PLUGIN_UNAVAILABLE) {
+      *unavailable_reason = ctx.message.empty() ? "the plugin reported itself unavailable" : ctx.message;
+      return nullptr;
+    }
+    throw PluginError(fmt::format("{}: registration failed: {}", m.library.string(),
+                                  ctx.message.empty() ? "(no message)" : ctx.message));
+  }
+
+  PluginStatus load(const PluginManifest& m, std::vector<std::string>& chain) {
+    Record& r = record_for(m);
+    if (r.state == PluginState::Loaded) return status_of(r);
+    if (std::find(chain.begin(), chain.end(), m.plugin) != chain.end()) {
+      std::string cycle;
+      for (const auto& c : chain) cycle += c + " -> ";
+      throw PluginError(fmt::format("{}: circular requires: {}{}", m.path.string(), cycle, m.plugin));
+    }
+    chain.push_back(m.plugin);
+    try {
+      for (const std::string& dep : m.requires_) {
+        PluginStatus s;
+        try {
+          s = load(find(dep), chain);
+        } catch (const PluginError& e) {
+          throw PluginError(fmt::format("{}: requires plugin '{}', which could not be loaded: {}",
+                                        m.path.string(), dep, e.msg()));
+        }
+        if (s.state != PluginState::Loaded) {
+          throw PluginError(fmt::format("{}: requires plugin '{}', which is {}: {}", m.path.string(),
+                                        dep, to_string(s.state), s.reason));
+        }
+      }
+      std::string unavailable;
+      auto lib = open_and_register(r, m, /*private_copy=*/false, nullptr, &unavailable);
+      if (!lib) {
+        set_state(r, PluginState::Unavailable, unavailable);
+      } else {
+        watch(r, *lib);
+        r.library = std::move(lib);
+        set_state(r, PluginState::Loaded);
+      }
+    } catch (const PluginError& e) {
+      set_state(r, PluginState::Failed, e.msg());
+      chain.pop_back();
+      throw;
+    }
+    chain.pop_back();
+    return status_of(r);
+  }
+
+  // Records the library's closing in `r`, unless a newer load or reload replaced it.
+  void watch(Record& r, PluginLibrary& lib) {
+    uint64_t generation;
+    {
+      std::lock_guard lock(r.mutex);
+      generation = ++r.generation;
+    }
+    std::weak_ptr<Record> weak = records[r.manifest.plugin];
+    lib.on_closed([weak, generation](bool resident, const std::string& reason) {
+      auto rec = weak.lock();
+      if (!rec) return;
+      std::lock_guard lock(rec->mutex);
+      if (rec->generation != generation || rec->state != PluginState::Unloading) return;
+      rec->state = resident ? PluginState::Resident : PluginState::Unloaded;
+      rec->reason = reason;
+      rec->info = nullptr;
+    });
+  }
+
+  // Drops the manager's reference on a deregistered library after giving calls in flight a
+  // moment to finish, so that replaced kernels can be freed and the library unmapped now.
+  void release(Record& r, std::shared_ptr<PluginLibrary> lib) {
+    Dispatcher& d = Dispatcher::singleton();
+    for (int i = 0; i < 200 && lib.use_count() > 1; ++i) {
+      d.reclaim();
+      if (lib.use_count() > 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    long others = lib.use_count() - 1;
+    lib.reset();
+    if (others > 0) {
+      std::lock_guard lock(r.mutex);
+      if (r.state == PluginState::Unloading) {
+        r.reason = fmt::format(
+            "deregistered; the library stays mapped until {} object(s) it made (storages, "
+            "kernels still running) are gone",
+            others);
+      }
+    }
+  }
+
+  PluginStatus unload(const std::string& name, bool cascade) {
+    auto it = records.find(name);
+    if (it == records.end() || !it->second->library) {
+      throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded{}", name,
+                                    it == records.end() ? "" : fmt::format(" (state {})", to_string(it->second->state))));
+    }
+    Record& r = *it->second;
+    for (auto& [other, rec] : records) {
+      if (!rec->library) continue;
+      const auto& reqs = rec->manifest.requires_;
+      if (std::find(reqs.begin(), reqs.end(), name) == reqs.end()) continue;
+      if (!cascade) {
+        throw PluginError(fmt::format(
+            "cannot unload plugin '{}': the loaded plugin '{}' requires it; unload '{}' first, "
+            "or unload with cascade",
+            name, other, other));
+      }
+      unload(other, true);
+    }
+    std::shared_ptr<PluginLibrary> lib = std::move(r.library);
+    set_state(r, PluginState::Unloading);
+    if (r.info && r.info->shutdown_fn) r.info->shutdown_fn();
+    if (size_t left = Dispatcher::singleton().registrations_owned_by(lib.get()); left > 0) {
+      logger()->error("plugin {}: shutdown left {} registrations behind", name, left);
+      set_state(r, PluginState::Resident,
+                fmt::format("shutdown left {} registrations behind; the library stays mapped", left));
+    }
+    release(r, std::move(lib));
+    return status_of(r);
+  }
+
+  PluginStatus reload(const std::string& name) {
+    auto it = records.find(name);
+    if (it == records.end() || !it->second->library) {
+      throw PluginError(fmt::format("cannot reload plugin '{}': it is not loaded", name));
+    }
+    Record& r = *it->second;
+    PluginManifest m = read_manifest(r.manifest.path);
+    std::shared_ptr<PluginLibrary> old = r.library;
+    const opd_plugin_info* old_info = r.info;
+    std::string unavailable;
+    // The new version registers on top of the old one (newest kernel wins), then the old one
+    // is deregistered: a call at any moment finds one of the two.
+    auto lib = open_and_register(r, m, /*private_copy=*/true, old.get(), &unavailable);
+    if (!lib) {
+      r.info = old_info;
+      throw PluginError(fmt::format("cannot reload plugin '{}': the new version is unavailable: {}",
+                                    name, unavailable));
+    }
+    const opd_plugin_info* new_info = r.info;
+    if (old_info->shutdown_fn) old_info->shutdown_fn();
+    r.manifest = m;
+    r.library = lib;
+    watch(r, *lib);
+    r.info = new_info;
+    set_state(r, PluginState::Loaded);
+    old.reset();
+    release(r, nullptr);
+    return status_of(r);
+  }
+};
+
+PluginManager::PluginManager() : impl_(std::make_unique<Impl>()) {}
+
+PluginManager& plugins() {
+  static PluginManager* m = new PluginManager();  // never destroyed, like the dispatcher
+  return *m;
+}
+
+std::vector<std::string> PluginManager::search_path() {
+  std::vector<std::string> out;
+  for (const auto& d : impl_->dirs()) out.push_back(d.string());
+  return out;
+}
+
+std::vector<PluginStatus> PluginManager::list() {
+  std::lock_guard lock(impl_->mutex);
+  Dispatcher::singleton().reclaim();
+  for (auto& m : impl_->scan()) impl_->record_for(m);
+  std::vector<PluginStatus> out;
+  for (auto& [name, r] : impl_->records) out.push_back(impl_->status_of(*r));
+  return out;
+}
+
+PluginStatus PluginManager::load(const std::string& name_or_manifest) {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<std::string> chain;
+  return impl_->load(impl_->find(name_or_manifest), chain);
+}
+
+std::vector<PluginStatus> PluginManager::load_default() {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<PluginStatus> out;
+  for (auto& m : impl_->scan()) {
+    if (!m.load_default) continue;
+    try {
+      std::vector<std::string> chain;
+      out.push_back(impl_->load(m, chain));
+    } catch (const PluginError& e) {
+      logger()->warn("{}", e.msg());
+      out.push_back(impl_->status_of(impl_->record_for(m)));
+    }
+  }
+  return out;
+}
+
+PluginStatus PluginManager::unload(const std::string& name, bool cascade) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->unload(name, cascade);
+}
+
+PluginStatus PluginManager::reload(const std::string& name) {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->reload(name);
+}
+
+PluginStatus PluginManager::status(const std::string& name) {
+  std::lock_guard lock(impl_->mutex);
+  Dispatcher::singleton().reclaim();
+  auto it = impl_->records.find(name);
+  if (it == impl_->records.end()) {
+    for (auto& m : impl_->scan()) {
+      if (m.plugin == name) return impl_->status_of(impl_->record_for(m));
+    }
+    throw PluginError(fmt::format("no plugin named '{}' is known", name));
+  }
+  return impl_->status_of(*it->second);
+}
+
+}  // namespace opd

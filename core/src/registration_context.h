@@ -1,0 +1,40 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "opd/plugin.h"
+
+// What the dispatcher knows about the plugin whose registrations are running on this thread.
+// The plugin manager installs it around a plugin's register and shutdown callbacks.
+struct opd_plugin_context {
+  // Appended to every registration's debug string: " (plugin cpu 0.1.0)".
+  std::string suffix;
+  // Keeps the plugin's library mapped; stored with each registration so that a replaced kernel
+  // keeps its code alive until no call can be running it (Note [Kernel reclamation]).
+  std::shared_ptr<void> owner;
+  // During reload: the owner of the version being replaced, whose defs and DEF libraries the new
+  // version may duplicate until the old one is unloaded.
+  const void* replaces = nullptr;
+  // Set by the plugin through opd_plugin_set_message.
+  std::string message;
+};
+
+namespace opd::detail {
+
+// The context of the registration running on this thread, or null (executables, tests).
+opd_plugin_context* current_registration_context();
+
+// Installs `ctx` for the scope.
+class ScopedRegistrationContext {
+ public:
+  explicit ScopedRegistrationContext(opd_plugin_context* ctx);
+  ~ScopedRegistrationContext();
+  ScopedRegistrationContext(const ScopedRegistrationContext&) = delete;
+  ScopedRegistrationContext& operator=(const ScopedRegistrationContext&) = delete;
+
+ private:
+  opd_plugin_context* previous_;
+};
+
+}  // namespace opd::detail

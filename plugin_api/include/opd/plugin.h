@@ -1,0 +1,172 @@
+#pragma once
+
+// The plugin entry point. A plugin is a shared object exporting one extern "C" function,
+// `opd_plugin_entry`, that returns a plain struct: its size and ABI version first, then name,
+// version, build fingerprint and the register/shutdown callbacks. The plugin manager checks the
+// struct before calling anything else. Exceptions never cross this boundary: callbacks report
+// through the status they return and the message they set on the context.
+//
+// A plugin author writes only registrations:
+//
+//   #include "opd/plugin.h"
+//   OPD_PLUGIN(mybackend, "0.1.0") {}          // optional body: runs first; may call
+//                                              // opd::plugin_unavailable("no device")
+//   OPD_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("add.Tensor", &my_add); }
+//
+// The OPD_LIBRARY* blocks of a plugin do not register at dlopen: they run when the manager calls
+// `register`, and are undone by `shutdown`.
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "opd/export.h"
+#include "opd/library.h"
+
+#define OPD_PLUGIN_ABI_MAJOR 1
+#define OPD_PLUGIN_ABI_MINOR 0
+#define OPD_STRINGIFY_IMPL(x) #x
+#define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
+
+// What a plugin must have been built with to share objects with the host: same opd version,
+// compiler family and major version, C++ standard library and its string ABI.
+#if defined(__clang__)
+#define OPD_COMPILER_ID "clang-" OPD_STRINGIFY(__clang_major__)
+#elif defined(__GNUC__)
+#define OPD_COMPILER_ID "gcc-" OPD_STRINGIFY(__GNUC__)
+#else
+#define OPD_COMPILER_ID "unknown"
+#endif
+#if defined(_GLIBCXX_RELEASE)
+#define OPD_STDLIB_ID "libstdc++-" OPD_STRINGIFY(_GLIBCXX_RELEASE) "-cxx11abi" OPD_STRINGIFY(_GLIBCXX_USE_CXX11_ABI)
+#elif defined(_LIBCPP_VERSION)
+#define OPD_STDLIB_ID "libc++-" OPD_STRINGIFY(_LIBCPP_VERSION)
+#else
+#define OPD_STDLIB_ID "unknown"
+#endif
+#define OPD_BUILD_FINGERPRINT "opd-abi" OPD_STRINGIFY(OPD_PLUGIN_ABI_MAJOR) ";" OPD_COMPILER_ID ";" OPD_STDLIB_ID
+
+extern "C" {
+
+// Opaque: the manager's record of the load in progress.
+struct opd_plugin_context;
+
+enum opd_plugin_status : int32_t {
+  OPD_PLUGIN_OK = 0,
+  OPD_PLUGIN_UNAVAILABLE = 1,  // cannot run here (no device, no driver); message says why
+  OPD_PLUGIN_ERROR = 2,        // registration failed; message says why
+};
+
+struct opd_plugin_info {
+  uint32_t struct_size;  // sizeof(opd_plugin_info) as the plugin was built
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  const char* name;
+  const char* version;
+  const char* build_fingerprint;  // OPD_BUILD_FINGERPRINT
+  // Registers every kernel and operator of the plugin. On failure the plugin has undone its
+  // registrations before returning.
+  opd_plugin_status (*register_fn)(opd_plugin_context* ctx);
+  // Undoes the registrations and releases the plugin's resources (threads, handles). Optional.
+  void (*shutdown_fn)(void);
+};
+
+// The symbol every plugin exports.
+typedef const opd_plugin_info* (*opd_plugin_entry_fn)(void);
+#define OPD_PLUGIN_ENTRY_SYMBOL "opd_plugin_entry"
+
+// Host side, exported by libopd_core.so: sets the message a failing register_fn returns with.
+OPD_API void opd_plugin_set_message(opd_plugin_context* ctx, const char* message);
+}
+
+namespace opd {
+
+// Thrown from a plugin's body or an OPD_LIBRARY block to report that the plugin cannot run on
+// this machine; the manager records the plugin as `unavailable` with `reason`.
+class OPD_API PluginUnavailable : public Error {
+ public:
+  using Error::Error;
+  ~PluginUnavailable() override;
+};
+[[noreturn]] inline void plugin_unavailable(const std::string& reason) {
+  throw PluginUnavailable(reason);
+}
+
+// A reference that keeps the calling plugin's library mapped: store it with any object the
+// plugin hands to the host whose code or data lives in the plugin (a storage deleter, a
+// callback). Empty outside a plugin load (executables need none). Valid from register_fn on.
+OPD_API std::shared_ptr<void> current_plugin_reference();
+
+namespace detail {
+// This module's reference on its own library: set while the plugin is loaded, cleared by
+// shutdown (holding it longer would keep the library mapped forever).
+inline std::shared_ptr<void>& plugin_self_reference() {
+  static std::shared_ptr<void> self;
+  return self;
+}
+}  // namespace detail
+
+// Inside a plugin: a reference that keeps this plugin's library mapped, for objects it hands to
+// the host (a storage's owner). Empty in executables and before the plugin is registered.
+inline std::shared_ptr<void> this_plugin_reference() { return detail::plugin_self_reference(); }
+
+namespace detail {
+
+// Runs the plugin body and then every OPD_LIBRARY* block of this plugin; on any failure undoes
+// what already ran and reports through ctx. Never throws.
+template <class Body>
+opd_plugin_status run_plugin_registration(opd_plugin_context* ctx, Body body) {
+  auto& inits = LibraryInit::pending_library_inits();
+  size_t ran = 0;
+  auto undo = [&] {
+    while (ran > 0) inits[--ran]->reset();
+    plugin_self_reference().reset();
+  };
+  try {
+    plugin_self_reference() = current_plugin_reference();
+    body();
+    for (; ran < inits.size(); ++ran) inits[ran]->run();
+    return OPD_PLUGIN_OK;
+  } catch (const PluginUnavailable& e) {
+    undo();
+    opd_plugin_set_message(ctx, e.msg().c_str());
+    return OPD_PLUGIN_UNAVAILABLE;
+  } catch (const Error& e) {
+    undo();
+    opd_plugin_set_message(ctx, e.msg().c_str());
+  } catch (const std::exception& e) {
+    undo();
+    opd_plugin_set_message(ctx, e.what());
+  } catch (...) {
+    undo();
+    opd_plugin_set_message(ctx, "unknown exception");
+  }
+  return OPD_PLUGIN_ERROR;
+}
+
+inline void run_plugin_shutdown() noexcept {
+  auto& inits = LibraryInit::pending_library_inits();
+  for (size_t i = inits.size(); i > 0; --i) inits[i - 1]->reset();
+  plugin_self_reference().reset();
+}
+
+}  // namespace detail
+}  // namespace opd
+
+// Defines the plugin's entry point. The braces that follow are the plugin body, run before the
+// OPD_LIBRARY* blocks when the plugin is loaded.
+#define OPD_PLUGIN(plugin_name, plugin_version)                                              \
+  static void opd_plugin_body();                                                             \
+  static opd_plugin_status opd_plugin_register(opd_plugin_context* ctx) {                    \
+    return ::opd::detail::run_plugin_registration(ctx, &opd_plugin_body);                   \
+  }                                                                                          \
+  static void opd_plugin_shutdown() { ::opd::detail::run_plugin_shutdown(); }               \
+  extern "C" __attribute__((visibility("default"))) const opd_plugin_info* opd_plugin_entry() { \
+    static const opd_plugin_info info = {                                                    \
+        sizeof(opd_plugin_info), OPD_PLUGIN_ABI_MAJOR,  OPD_PLUGIN_ABI_MINOR,                \
+        #plugin_name,            plugin_version,        OPD_BUILD_FINGERPRINT,               \
+        &opd_plugin_register,    &opd_plugin_shutdown};                                      \
+    return &info;                                                                            \
+  }                                                                                          \
+  static void opd_plugin_body()
