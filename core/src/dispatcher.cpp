@@ -185,7 +185,8 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
   }
   OperatorEntry& entry = e ? *e : find_or_create(name);
   auto& list = entry.kernels(k);
-  if (!list.empty() && warned_overrides_.emplace(name.to_string(), k).second) {
+  bool reloading = ctx && ctx->replaces && !list.empty() && list.front()->owner.get() == ctx->replaces;
+  if (!list.empty() && !reloading && warned_overrides_.emplace(name.to_string(), k).second) {
     // Once per operator and key: overriding is legitimate (tests, vendor plugins), but should
     // not go unnoticed.
     logger()->warn(
