@@ -35,7 +35,10 @@ function(opd_add_plugin name)
   set_target_properties(${target} PROPERTIES
     PREFIX "lib" OUTPUT_NAME opd_${name}
     LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIR}
-    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+    # The host has libopd_core.so loaded already; no RPATH, so installing never rewrites the
+    # file and the manifest's sha256 stays true.
+    SKIP_BUILD_RPATH ON INSTALL_RPATH "")
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_COMMAND}
       -DTEMPLATE=${manifest_in}

@@ -77,10 +77,12 @@ void check_permissions(const fs::path& p) {
   }
 }
 
-fs::path install_plugin_dir() {
+// The folder holding libopd_core.so: plugins are found relative to it, so that both the build
+// tree and an install prefix work wherever they are moved.
+fs::path core_library_dir() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&plugins), &info) == 0 || !info.dli_fname) return {};
-  return fs::path(info.dli_fname).parent_path() / "opdispatch" / "plugins";
+  return fs::weakly_canonical(fs::path(info.dli_fname)).parent_path();
 }
 
 bool looks_like_path(const std::string& s) {
@@ -95,10 +97,10 @@ struct PluginManager::Impl {
 
   std::vector<fs::path> dirs() {
     std::vector<fs::path> out;
-#ifdef OPD_BUILD_PLUGIN_DIR
-    out.emplace_back(OPD_BUILD_PLUGIN_DIR);
-#endif
-    if (auto d = install_plugin_dir(); !d.empty()) out.push_back(d);
+    if (fs::path lib = core_library_dir(); !lib.empty()) {
+      out.push_back(lib.parent_path() / "plugins");    // build tree: build/{lib,plugins}
+      out.push_back(lib / "opdispatch" / "plugins");   // install: <prefix>/lib/opdispatch/plugins
+    }
     if (const char* env = std::getenv("OPD_PLUGIN_PATH")) {
       std::string s = env;
       for (size_t start = 0; start <= s.size();) {

@@ -6,14 +6,16 @@
 
 #include "commands.h"
 #include "opd/dispatcher.h"
+#include "opd/plugin_manager.h"
 
 namespace opd::cli {
 
 void add_ops(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("ops", "List registered operators");
+  auto* cmd = app.add_subcommand("ops", "List the operators registered by the default plugins");
   static bool json = false;
   cmd->add_flag("--json", json, "Print JSON");
   cmd->callback([] {
+    plugins().load_default();
     auto& d = Dispatcher::singleton();
     nlohmann::json out = nlohmann::json::array();
     for (const auto& name : d.all_op_names()) {
@@ -39,6 +41,7 @@ void add_dump(CLI::App& app, int& exit_code) {
   cmd->add_option("op", name, "Operator, e.g. aten::add.Tensor")->required();
   cmd->add_flag("--json", json, "Print JSON");
   cmd->callback([&exit_code] {
+    plugins().load_default();
     auto op = Dispatcher::singleton().find_op(parse_operator_name(name));
     if (!op) {
       std::cerr << "opd dump: no operator named " << name << "\n";

@@ -10,6 +10,8 @@ void add_schema(CLI::App& app, int& exit_code);
 void add_ops(CLI::App& app, int& exit_code);
 void add_dump(CLI::App& app, int& exit_code);
 void add_demo(CLI::App& app, int& exit_code);
+void add_plugins(CLI::App& app, int& exit_code);
+void add_check(CLI::App& app, int& exit_code);
 void add_bench(CLI::App& app, int& exit_code, const char* argv0);
 
 }  // namespace opd::cli

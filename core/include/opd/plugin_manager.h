@@ -58,8 +58,9 @@ class OPD_API PluginManager {
   PluginStatus reload(const std::string& name);
   // Throws PluginError when no plugin of that name is known.
   PluginStatus status(const std::string& name);
-  // The folders searched for manifests, in order: the build's plugin folder, the install
-  // prefix's, then OPD_PLUGIN_PATH (colon-separated).
+  // The folders searched for manifests, in order: the build tree's plugins/ (next to lib/),
+  // the install prefix's lib/opdispatch/plugins/ (both found from libopd_core.so's location),
+  // then OPD_PLUGIN_PATH (colon-separated).
   std::vector<std::string> search_path();
 
   struct Impl;

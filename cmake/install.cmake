@@ -1,0 +1,35 @@
+# A relocatable install: headers, libopd_core.so, the opd tool, plugins with their manifests,
+# and the CMake package (opdispatchConfig.cmake, opd_add_plugin) vendors build against.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(OPD_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/opdispatch)
+# Next to libopd_core.so: where the core looks for installed plugins (plugin_manager.cpp).
+set(OPD_INSTALL_PLUGINDIR ${CMAKE_INSTALL_LIBDIR}/opdispatch/plugins)
+
+install(TARGETS opd_core EXPORT opdispatchTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugin_api/include/ ${PROJECT_SOURCE_DIR}/core/include/
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET opd)
+  install(TARGETS opd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+install(EXPORT opdispatchTargets NAMESPACE opdispatch:: DESTINATION ${OPD_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/opdispatchConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/opdispatchConfig.cmake INSTALL_DESTINATION ${OPD_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/opdispatchConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  ${CMAKE_BINARY_DIR}/opdispatchConfig.cmake
+  ${CMAKE_BINARY_DIR}/opdispatchConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/opdispatchPlugin.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/opdispatchWriteManifest.cmake
+  DESTINATION ${OPD_INSTALL_CMAKEDIR})
+
+# opd_install_plugin(NAME): installs a plugin built by opd_add_plugin with its final manifest.
+function(opd_install_plugin name)
+  install(TARGETS opd_plugin_${name} LIBRARY DESTINATION ${OPD_INSTALL_PLUGINDIR})
+  install(FILES ${OPD_PLUGIN_OUTPUT_DIR}/${name}.yaml DESTINATION ${OPD_INSTALL_PLUGINDIR})
+endfunction()

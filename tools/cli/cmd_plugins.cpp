@@ -1,0 +1,113 @@
+// opd plugins / opd load / opd check: the plugin table, loading one plugin, and the vendor's
+// consistency check of the default set.
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "opd/dispatcher.h"
+#include "opd/error.h"
+#include "opd/plugin_manager.h"
+
+namespace opd::cli {
+namespace {
+
+nlohmann::json to_json(const PluginStatus& s) {
+  nlohmann::json keys = nlohmann::json::array();
+  for (DispatchKey k : s.dispatch_keys) keys.push_back(to_string(k));
+  return {{"name", s.name},           {"version", s.version},
+          {"state", to_string(s.state)}, {"reason", s.reason},
+          {"keys", keys},             {"kernels", s.registrations},
+          {"requires", s.requires_},  {"load", s.load_default ? "default" : "on-demand"},
+          {"library", s.library},     {"manifest", s.manifest}};
+}
+
+void print_table(const std::vector<PluginStatus>& all) {
+  std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:>7}  {}\n", "plugin", "version", "state",
+                           "keys", "kernels", "library / reason");
+  for (const auto& s : all) {
+    std::string keys;
+    for (DispatchKey k : s.dispatch_keys) keys += (keys.empty() ? "" : ",") + std::string(to_string(k));
+    std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:>7}  {}\n", s.name, s.version,
+                             to_string(s.state), keys, s.registrations,
+                             s.reason.empty() ? s.library : s.reason);
+  }
+}
+
+}  // namespace
+
+void add_plugins(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("plugins", "List plugins found in the search path (reads manifests only)");
+  static bool json = false, load = false;
+  cmd->add_flag("--json", json, "Print JSON");
+  cmd->add_flag("--load", load, "Load the default set first, to show what they register");
+  cmd->callback([] {
+    if (load) plugins().load_default();
+    auto all = plugins().list();
+    if (json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& s : all) out.push_back(to_json(s));
+      std::cout << out.dump(2) << "\n";
+    } else {
+      print_table(all);
+    }
+  });
+
+  auto* load_cmd = app.add_subcommand("load", "Load one plugin (name or manifest path) and report");
+  static std::string target;
+  load_cmd->add_option("plugin", target, "Plugin name or manifest path")->required();
+  load_cmd->callback([&exit_code] {
+    PluginStatus s = plugins().load(target);
+    print_table({s});
+    if (s.state != PluginState::Loaded) exit_code = 1;
+  });
+}
+
+void add_check(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "check", "Load the default plugins (and --plugin ones); report every problem; exit 1 on any");
+  static std::vector<std::string> extra;
+  cmd->add_option("--plugin", extra, "Also load this plugin (name or manifest path)");
+  cmd->callback([&exit_code] {
+    int problems = 0;
+    auto report = [&](const std::string& what) {
+      std::cout << "problem: " << what << "\n";
+      ++problems;
+    };
+    for (const auto& s : plugins().load_default()) {
+      if (s.state == PluginState::Failed) report(fmt::format("plugin {} failed: {}", s.name, s.reason));
+    }
+    for (const auto& p : extra) {
+      try {
+        plugins().load(p);
+      } catch (const Error& e) {
+        report(fmt::format("plugin {} failed: {}", p, e.msg()));
+      }
+    }
+    auto& d = Dispatcher::singleton();
+    for (const auto& name : d.find_dangling_impls()) {
+      auto op = d.find_op(name);
+      report(fmt::format("{} has kernels but no schema (a dangling impl):\n{}", name.to_string(),
+                         op ? op->dump_state() : ""));
+    }
+    try {
+      d.check_invariants();
+    } catch (const Error& e) {
+      report(e.msg());
+    }
+    for (const auto& s : plugins().list()) {
+      if (s.state == PluginState::Loaded || s.state == PluginState::Unavailable) {
+        std::cout << fmt::format("ok: plugin {} {} {}{}\n", s.name, s.version, to_string(s.state),
+                                 s.reason.empty() ? "" : " (" + s.reason + ")");
+      }
+    }
+    std::cout << fmt::format("{} operators, {} problem(s)\n", d.all_op_names().size(), problems);
+    if (problems) exit_code = 1;
+  });
+}
+
+}  // namespace opd::cli
