@@ -7,7 +7,6 @@
 #include "logging.h"
 #include "opd/error.h"
 #include "registration_context.h"
-#include "thread_registry.h"
 
 namespace opd {
 
@@ -15,12 +14,15 @@ namespace opd {
 // Dispatch reads an operator's table without a lock, so a kernel replaced or deregistered under
 // the mutex may still be running on another thread, and an erased operator entry may still be
 // being read. Such objects are retired, not freed. Every dispatcher call marks itself in flight
-// in a thread-local depth counter (detail::CallScope: two plain stores, no fence). reclaim()
-// issues a process-wide memory barrier (membarrier), which orders every thread's counter store
-// before our reads, then frees the retired objects if every thread's counter is zero: a call
-// that started before the barrier and is still running shows a non-zero counter, and a call
-// that starts after it loads the new table entry. Reclamation runs by itself once enough
-// objects are retired, and whenever reclaim() is called (the plugin manager does, to unmap).
+// in a thread-local counter (detail::CallScope: two plain stores, no fence): the low bits count
+// the calls the thread is in, the high bits how many times that count went back to zero.
+// Reclaiming takes a snapshot after a process-wide memory barrier (membarrier), which makes
+// every thread's counter store visible: a call that started before the barrier shows as busy,
+// and a call that starts after it loads the new table entry. The retired objects can be freed
+// once every thread busy in the snapshot has left its calls (its high bits moved), so a thread
+// that calls continuously never holds reclamation back for longer than one of its calls.
+// Reclamation runs by itself once enough objects are retired, and whenever reclaim() is called
+// (the plugin manager does, to unmap a plugin's library).
 
 namespace {
 
@@ -330,11 +332,26 @@ void Dispatcher::retire(std::shared_ptr<void> object) {
 }
 
 size_t Dispatcher::reclaim_locked() {
-  if (retired_.empty() || !detail::no_dispatch_in_flight()) return 0;
-  size_t n = retired_.size();
-  std::move(retired_.begin(), retired_.end(), std::back_inserter(garbage_));
+  size_t freed = 0;
+  for (auto it = batches_.begin(); it != batches_.end();) {
+    if (!detail::has_passed(it->snapshot)) {
+      ++it;
+      continue;
+    }
+    freed += it->objects.size();
+    std::move(it->objects.begin(), it->objects.end(), std::back_inserter(garbage_));
+    it = batches_.erase(it);
+  }
+  if (retired_.empty()) return freed;
+  detail::QuiescenceSnapshot snapshot = detail::take_quiescence_snapshot();
+  if (snapshot.valid && snapshot.busy.empty()) {
+    freed += retired_.size();
+    std::move(retired_.begin(), retired_.end(), std::back_inserter(garbage_));
+  } else {
+    batches_.push_back({std::move(snapshot), std::move(retired_)});
+  }
   retired_.clear();
-  return n;
+  return freed;
 }
 
 size_t Dispatcher::reclaim() {
@@ -368,7 +385,9 @@ size_t Dispatcher::registrations_owned_by(const void* owner) {
 
 size_t Dispatcher::retired_count() {
   WriteLock lock(*this);
-  return retired_.size();
+  size_t n = retired_.size();
+  for (const auto& b : batches_) n += b.objects.size();
+  return n;
 }
 
 }  // namespace opd

@@ -1,6 +1,6 @@
 #include "opd/local_dispatch_key_set.h"
 
-#include "thread_registry.h"
+#include "opd/thread_registry.h"
 
 namespace opd {
 namespace detail {

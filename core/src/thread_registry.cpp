@@ -1,4 +1,4 @@
-#include "thread_registry.h"
+#include "opd/thread_registry.h"
 
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "logging.h"
+#include "opd/dispatcher.h"
 #include "opd/local_dispatch_key_set.h"
 
 namespace opd::detail {
@@ -16,7 +17,12 @@ namespace {
 
 struct Registry {
   std::mutex mutex;
-  std::vector<ThreadDispatchState*> threads;  // guarded by mutex
+  struct Entry {
+    ThreadDispatchState* state;
+    uint64_t id;
+  };
+  std::vector<Entry> threads;  // guarded by mutex
+  uint64_t next_id = 1;        // guarded by mutex
 };
 
 Registry& registry() {
@@ -32,13 +38,13 @@ struct ThreadExit {
     if (!state) return;
     auto& r = registry();
     std::lock_guard lock(r.mutex);
-    std::erase(r.threads, state);
+    std::erase_if(r.threads, [&](const Registry::Entry& e) { return e.state == state; });
   }
 };
 thread_local ThreadExit thread_exit;
 
 // Orders every running thread's earlier stores before our later loads: a membarrier makes the
-// plain store of a reader's depth counter visible without the reader paying for a fence.
+// plain store of a reader's call counter visible without the reader paying for a fence.
 bool asymmetric_fence() {
 #if defined(__SANITIZE_THREAD__)
   // Under ThreadSanitizer the readers use sequentially consistent operations instead.
@@ -66,19 +72,38 @@ void register_dispatch_thread() {
   auto& r = registry();
   {
     std::lock_guard lock(r.mutex);
-    r.threads.push_back(&state);
+    r.threads.push_back({&state, r.next_id++});
   }
   thread_exit.state = &state;
   state.registered = true;
 }
 
-bool no_dispatch_in_flight() {
-  if (!asymmetric_fence()) return false;
+QuiescenceSnapshot take_quiescence_snapshot() {
+  QuiescenceSnapshot snap;
+  if (!asymmetric_fence()) return snap;
+  snap.valid = true;
   auto& r = registry();
   std::lock_guard lock(r.mutex);
-  return std::all_of(r.threads.begin(), r.threads.end(), [](ThreadDispatchState* s) {
-    return s->depth.load(std::memory_order_acquire) == 0;
-  });
+  for (const auto& t : r.threads) {
+    uint64_t calls = t.state->calls.load(std::memory_order_acquire);
+    if (calls & CallScope::kDepthMask) snap.busy.push_back({t.id, calls});
+  }
+  return snap;
+}
+
+bool has_passed(const QuiescenceSnapshot& snap) {
+  if (!snap.valid) return false;
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  for (const auto& busy : snap.busy) {
+    auto it = std::find_if(r.threads.begin(), r.threads.end(),
+                           [&](const Registry::Entry& e) { return e.id == busy.id; });
+    if (it == r.threads.end()) continue;  // the thread exited
+    uint64_t now = it->state->calls.load(std::memory_order_acquire);
+    // Its depth returned to zero at least once since: the calls it was running are over.
+    if ((now >> 16) == (busy.calls >> 16)) return false;
+  }
+  return true;
 }
 
 }  // namespace opd::detail

@@ -27,7 +27,9 @@ class RecordingReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& run : runs) {
       if (run.run_type == Run::RT_Iteration || run.aggregate_name == "median") {
-        times[run.run_name.function_name] = run.GetAdjustedRealTime();
+        const auto& n = run.run_name;
+        times[n.args.empty() ? n.function_name : n.function_name + "/" + n.args] =
+            run.GetAdjustedRealTime();
       }
     }
     ConsoleReporter::ReportRuns(runs);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -96,6 +97,8 @@ TEST(DispatcherConcurrency, DefiningOtherOperatorsWhileDispatching) {
 }
 
 TEST(DispatcherConcurrency, ReclaimWaitsForCallsInFlight) {
+  Dispatcher::singleton().reclaim();  // what earlier tests retired, with no call in flight
+  ASSERT_EQ(Dispatcher::singleton().retired_count(), 0u);
   Library def(Library::DEF, "test_concurrency_c");
   def.def("wait(Tensor x) -> int");
   std::atomic<bool> entered{false}, release{false};
@@ -118,11 +121,48 @@ TEST(DispatcherConcurrency, ReclaimWaitsForCallsInFlight) {
   size_t before = Dispatcher::singleton().retired_count();
   EXPECT_GT(before, 0u);
   EXPECT_EQ(Dispatcher::singleton().reclaim(), 0u);
+  EXPECT_EQ(Dispatcher::singleton().reclaim(), 0u);  // the caller is still in the same call
+  EXPECT_EQ(Dispatcher::singleton().retired_count(), before);
   release.store(true);
   caller.join();
   EXPECT_EQ(result, 7);
   EXPECT_GE(Dispatcher::singleton().reclaim(), before);
   EXPECT_EQ(Dispatcher::singleton().retired_count(), 0u);
+}
+
+}  // namespace
+}  // namespace opd
+
+namespace opd {
+namespace {
+
+TEST(DispatcherConcurrency, ContinuousCallerDoesNotHoldReclamationBack) {
+  Library def(Library::DEF, "test_concurrency_d");
+  def.def("pick(Tensor x) -> int");
+  def.impl("pick", DispatchKey::CPU, &kernel_one);
+  auto op = Dispatcher::singleton()
+                .find_schema_or_throw("test_concurrency_d::pick", "")
+                .typed<int64_t(const Tensor&)>();
+  std::atomic<bool> done{false};
+  std::thread caller([&] {
+    Tensor x = cpu_tensor();
+    while (!done.load(std::memory_order_acquire)) op.call(x);
+  });
+  {
+    Library replacement(Library::IMPL, "test_concurrency_d", DispatchKey::CPU);
+    replacement.impl("pick", &kernel_two);
+  }
+  // The caller is almost always inside a call, but it leaves each one quickly: after at most a
+  // few attempts, everything retired is freed while it keeps calling.
+  bool drained = false;
+  for (int i = 0; i < 1000 && !drained; ++i) {
+    Dispatcher::singleton().reclaim();
+    drained = Dispatcher::singleton().retired_count() == 0;
+    if (!drained) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  done.store(true, std::memory_order_release);
+  caller.join();
+  EXPECT_TRUE(drained);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "opd/local_dispatch_key_set.h"
 #include "opd/operator_entry.h"
 #include "opd/registration_handle.h"
+#include "opd/thread_registry.h"
 
 namespace opd {
 
@@ -63,20 +64,26 @@ class OPD_API OperatorHandle {
 namespace detail {
 
 // Marks a dispatcher call in flight on this thread for its duration; see Note [Kernel
-// reclamation] in dispatcher.cpp. Costs two thread-local stores and a compiler barrier.
+// reclamation] in dispatcher.cpp. Costs two thread-local stores, a compiler barrier and one
+// predictable branch.
 class CallScope {
  public:
+  static constexpr uint64_t kDepthMask = 0xffff;
+  static constexpr uint64_t kEpoch = kDepthMask + 1;
+
   CallScope() : s_(tls_dispatch_state) {
     if (!s_.registered) [[unlikely]] register_dispatch_thread();
 #if defined(__SANITIZE_THREAD__)
-    s_.depth.fetch_add(1, std::memory_order_seq_cst);
+    s_.calls.fetch_add(1, std::memory_order_seq_cst);
 #else
-    s_.depth.store(s_.depth.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    s_.calls.store(s_.calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);
 #endif
   }
   ~CallScope() {
-    s_.depth.store(s_.depth.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+    uint64_t v = s_.calls.load(std::memory_order_relaxed) - 1;
+    if ((v & kDepthMask) == 0) v += kEpoch;
+    s_.calls.store(v, std::memory_order_release);
   }
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
@@ -242,6 +249,12 @@ class OPD_API Dispatcher {
   std::list<std::unique_ptr<OpRegistrationListener>> listeners_;
   std::set<std::pair<std::string, DispatchKey>> warned_overrides_;  // override warnings given
   std::vector<std::shared_ptr<void>> retired_;  // unpublished, maybe still running
+  // Retired objects waiting for the threads that were in a call when they were unpublished.
+  struct Batch {
+    detail::QuiescenceSnapshot snapshot;
+    std::vector<std::shared_ptr<void>> objects;
+  };
+  std::list<Batch> batches_;
   std::vector<std::shared_ptr<void>> garbage_;  // reclaimed, freed when the lock is released
 };
 

@@ -3,6 +3,7 @@
 // Conversion between unboxed C++ kernel signatures and the boxed Stack calling convention, and
 // the schema a C++ signature implies. Used by KernelFunction; kernel authors do not need it.
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <optional>
@@ -165,13 +166,18 @@ struct Holder {
 
 // ---- Results ---------------------------------------------------------------------------------
 
+// A kernel's result as IValues: one per tuple element, or one.
 template <class Ret>
-void push_result(Stack* stack, Ret&& r) {
+auto box_results(const Ret& r) {
   using D = std::remove_cvref_t<Ret>;
   if constexpr (requires { std::tuple_size<D>::value; }) {
-    std::apply([&](auto&&... e) { (stack->push_back(TraitsOf<decltype(e)>::box(e)), ...); }, r);
+    return std::apply(
+        [](const auto&... e) {
+          return std::array<IValue, sizeof...(e)>{TraitsOf<decltype(e)>::box(e)...};
+        },
+        r);
   } else {
-    stack->push_back(TraitsOf<Ret>::box(r));
+    return std::array<IValue, 1>{TraitsOf<Ret>::box(r)};
   }
 }
 
@@ -203,19 +209,24 @@ template <class Ret, class... Args, class Fn>
 void call_unboxed_from_boxed(Fn&& fn, const OperatorHandle& op, Stack* stack) {
   constexpr size_t n = sizeof...(Args);
   IValue* base = stack->data() + (stack->size() - n);
+  // Outlives the call: a result may refer to a held argument (an in-place kernel returns its
+  // Tensor& argument, which is held here as a copy of the handle).
   using Held = std::tuple<typename Holder<Args>::type...>;
+  Held held = [&]<size_t... I>(std::index_sequence<I...>) {
+    return Held(TraitsOf<Args>::get(base[I])...);
+  }(std::index_sequence_for<Args...>{});
   auto call = [&]<size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
-    Held held(TraitsOf<Args>::get(base[I])...);
     return fn(static_cast<Args>(std::get<I>(held))...);
   };
   if constexpr (std::is_void_v<Ret>) {
     call(std::index_sequence_for<Args...>{});
     stack->resize(stack->size() - n);
   } else {
-    // Copy the results out before the arguments they may refer to leave the stack.
-    std::remove_cvref_t<Ret> r = call(std::index_sequence_for<Args...>{});
+    // Box the results before the arguments they may refer to (a Tensor& argument, a
+    // std::string_view or span into an argument) leave the stack.
+    auto results = box_results<Ret>(call(std::index_sequence_for<Args...>{}));
     stack->resize(stack->size() - n);
-    push_result(stack, std::move(r));
+    for (IValue& v : results) stack->push_back(std::move(v));
   }
 }
 

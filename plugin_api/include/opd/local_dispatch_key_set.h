@@ -16,9 +16,10 @@ namespace detail {
 struct ThreadDispatchState {
   uint64_t included = 0;  // raw DispatchKeySet
   uint64_t excluded = 0;  // raw DispatchKeySet
-  // Dispatcher calls running on this thread (nested calls count). Written only by its thread,
-  // read by the reclaimer. See Note [Kernel reclamation] in core/src/dispatcher.cpp.
-  std::atomic<uint32_t> depth{0};
+  // Low 16 bits: dispatcher calls running on this thread (nested calls count). High bits: how
+  // many times that count returned to zero. Written only by its thread, read by the reclaimer.
+  // See Note [Kernel reclamation] in core/src/dispatcher.cpp.
+  std::atomic<uint64_t> calls{0};
   bool registered = false;  // known to the reclaimer
 };
 
