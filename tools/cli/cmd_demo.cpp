@@ -1,9 +1,9 @@
-// opd demo: the main job. For now it shows the core on a small example operator set: schema
-// parsing, registration, the computed table, dispatch to CPU and Meta kernels, a kernel
-// override and its restoration, and the missing-kernel error.
+// opd demo: the main job. Loads the default plugins and shows, on the example plugin's
+// operators: the plugin table, schema parsing, the computed dispatch table, dispatch to CPU and
+// Meta kernels and to a composite that re-enters the dispatcher, a kernel override and its
+// restoration, the missing-kernel error, and unloading a plugin whose tensors are still alive.
 
 #include <iostream>
-#include <memory>
 #include <vector>
 
 #include "commands.h"
@@ -11,31 +11,11 @@
 #include "opd/error.h"
 #include "opd/function_schema.h"
 #include "opd/library.h"
+#include "opd/plugin_manager.h"
 #include "opd/tensor.h"
 
 namespace opd::cli {
 namespace {
-
-// A float32 CPU tensor owning a copy of `values`.
-Tensor cpu_tensor(std::vector<float> values) {
-  auto* buffer = new std::vector<float>(std::move(values));
-  int64_t n = static_cast<int64_t>(buffer->size());
-  return from_blob(
-      buffer->data(), std::vector<int64_t>{n}, std::vector<int64_t>{1}, ScalarType::Float32,
-      Device(DeviceType::CPU),
-      [](void*, void* ctx) { delete static_cast<std::vector<float>*>(ctx); }, buffer, nullptr);
-}
-
-Tensor scale_cpu(const Tensor& self, double factor) {
-  std::vector<float> out(static_cast<size_t>(self.numel()));
-  const float* in = self.data_ptr<float>();
-  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(in[i] * factor);
-  return cpu_tensor(std::move(out));
-}
-
-Tensor scale_meta(const Tensor& self, double) {
-  return from_blob(nullptr, self.sizes(), ScalarType::Float32, Device(DeviceType::Meta));
-}
 
 void print(const char* label, const Tensor& t) {
   std::cout << label << t.str();
@@ -49,11 +29,24 @@ void print(const char* label, const Tensor& t) {
 
 void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
 
+void print_plugins() {
+  for (const auto& s : plugins().list()) {
+    std::cout << "  " << s.name << " " << s.version << ": " << to_string(s.state)
+              << (s.reason.empty() ? "" : " (" + s.reason + ")") << ", " << s.registrations
+              << " registrations\n";
+  }
+}
+
 void run_demo() {
+  section("opd plugins: the default set, loaded");
+  plugins().load_default();
+  print_plugins();
+
   section("opd schema: canonical forms and a parse error");
-  for (const char* s : {"aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                        "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-                        "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"}) {
+  for (const char* s :
+       {"aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+        "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"}) {
     std::cout << parse_schema(s).to_string() << "\n";
   }
   try {
@@ -62,54 +55,56 @@ void run_demo() {
     std::cout << "error: " << e.msg() << "\n";
   }
 
-  section("registering example::scale (def, CPU and Meta kernels) and example::twice (composite)");
-  Library def(Library::DEF, "example");
-  def.def("scale(Tensor self, float factor) -> Tensor");
-  def.def("twice(Tensor self) -> Tensor", [](const Tensor& self) {
-    // CompositeImplicitAutograd: re-enters the dispatcher, so it works on every backend.
-    static auto scale = Dispatcher::singleton().find_schema_or_throw("example::scale", "")
-                            .typed<Tensor(const Tensor&, double)>();
-    return scale.call(self, 2.0);
-  });
-  Library cpu(Library::IMPL, "example", DispatchKey::CPU);
-  cpu.impl("scale", &scale_cpu);
-  Library meta(Library::IMPL, "example", DispatchKey::Meta);
-  meta.impl("scale", &scale_meta);
-
-  auto op = Dispatcher::singleton().find_schema_or_throw("example::scale", "");
-  section("opd dump example::scale");
+  auto& d = Dispatcher::singleton();
+  auto op = d.find_schema_or_throw("example::scale", "");
+  section("opd dump example::scale: registrations and computed table");
   std::cout << op.dump_state() << "\nComputed table:\n" << op.dump_computed_table();
 
   auto scale = op.typed<Tensor(const Tensor&, double)>();
-  auto twice = Dispatcher::singleton().find_schema_or_throw("example::twice", "")
-                   .typed<Tensor(const Tensor&)>();
+  auto twice = d.find_schema_or_throw("example::twice", "").typed<Tensor(const Tensor&)>();
   section("dispatch");
-  Tensor x = cpu_tensor({1, 2, 3});
-  print("scale(x, 10)        -> ", scale.call(x, 10.0));
-  print("twice(x)            -> ", twice.call(x));
-  Tensor m = from_blob(nullptr, std::vector<int64_t>{1000000, 1000000}, ScalarType::Float32,
-                       Device(DeviceType::Meta));
-  print("scale(meta 1e6x1e6) -> ", scale.call(m, 10.0));
+  std::vector<float> data = {1, 2, 3};
+  Tensor x = from_blob(data.data(), {3}, ScalarType::Float32);
+  print("scale(x, 10)            -> ", scale.call(x, 10.0));
+  print("twice(x) (composite)    -> ", twice.call(x));
+  Tensor m = from_blob(nullptr, {1000000, 1000000}, ScalarType::Float32, Device(DeviceType::Meta));
+  print("scale(meta 1e6 x 1e6)   -> ", scale.call(m, 10.0));
+  print("twice(meta) (composite) -> ", twice.call(m));
   Stack stack{IValue(x), IValue(0.5)};
   op.call_boxed(&stack);
-  print("boxed scale(x, 0.5) -> ", stack.back().to_tensor());
+  print("boxed scale(x, 0.5)     -> ", stack.back().to_tensor());
+  stack.clear();
 
-  section("overriding the CPU kernel for a scope, then restoring it");
+  section("overriding the CPU kernel for a scope, then restoring it (the override is logged)");
+  std::cout << std::flush;
   {
     Library override_lib(Library::IMPL, "example", DispatchKey::CPU);
-    override_lib.impl("scale", [](const Tensor& self, double) { return cpu_tensor({-1, -1, -1}); });
-    print("overridden scale(x) -> ", scale.call(x, 10.0));
+    override_lib.impl("scale", [](const Tensor& self, double) { return self; });
+    print("overridden scale(x, 10) -> ", scale.call(x, 10.0));
   }
-  print("restored scale(x)   -> ", scale.call(x, 10.0));
+  print("restored scale(x, 10)   -> ", scale.call(x, 10.0));
 
   section("a backend with no kernel");
-  float dummy[3] = {};
-  Tensor c = from_blob(dummy, std::vector<int64_t>{3}, ScalarType::Float32, Device(DeviceType::CUDA, 0));
+  Tensor c = from_blob(data.data(), {3}, ScalarType::Float32, Device(DeviceType::CUDA, 0));
   try {
     scale.call(c, 1.0);
   } catch (const NotImplementedError& e) {
     std::cout << e.msg() << "\n";
   }
+
+  section("unloading the example plugin while one of its tensors is alive");
+  Tensor kept = scale.call(x, 3.0);
+  PluginStatus s = plugins().unload("example");
+  std::cout << "unload: " << to_string(s.state) << " (" << s.reason << ")\n";
+  try {
+    d.find_schema_or_throw("example::scale", "");
+  } catch (const Error& e) {
+    std::cout << "after unload: " << e.msg() << "\n";
+  }
+  print("the tensor is still valid: ", kept);
+  kept = Tensor();
+  std::cout << "after the last tensor is gone: " << to_string(plugins().status("example").state)
+            << "\n";
 }
 
 }  // namespace
