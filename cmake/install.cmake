@@ -12,9 +12,6 @@ install(TARGETS opd_core EXPORT opdispatchTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugin_api/include/ ${PROJECT_SOURCE_DIR}/core/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-if(TARGET opd)
-  install(TARGETS opd RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-endif()
 install(EXPORT opdispatchTargets NAMESPACE opdispatch:: DESTINATION ${OPD_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/opdispatchConfig.cmake.in
