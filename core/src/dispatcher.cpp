@@ -165,6 +165,12 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
   DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
   OPD_CHECK(k != DispatchKey::Undefined && k < DispatchKey::EndOfAliasKeys,
             "{}: cannot register a kernel to dispatch key {}", name.to_string(), to_string(k));
+  OPD_CHECK(!is_per_backend_functionality_key(k),
+            "{}: cannot register a kernel to {}, which stands for one key per backend; register "
+            "to a runtime key ({}) or an alias key",
+            name.to_string(), to_string(k),
+            k == DispatchKey::Dense ? "CPU, CUDA, PrivateUse1, Meta"
+                                    : "AutogradCPU, AutogradCUDA, AutogradPrivateUse1, AutogradMeta");
   OPD_CHECK(kernel.is_valid(), "{}: the kernel registered at {} is empty", name.to_string(), debug);
   opd_plugin_context* ctx = detail::current_registration_context();
   if (ctx) debug += ctx->suffix;

@@ -1326,3 +1326,26 @@ TEST(RegistrationHandle, MoveAssignmentUndoesTheTargetsRegistration) {
 
 }  // namespace
 }  // namespace opd
+
+namespace opd {
+namespace {
+
+TEST(Dispatcher, KernelsForPerBackendFunctionalityKeysAreRefused) {
+  Library lib(Library::FRAGMENT, "test_dispatcher_functionality");
+  lib.def("f(Tensor x) -> Tensor");
+  try {
+    lib.impl("f", DispatchKey::Dense, [](const Tensor& x) { return x; });
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.msg(), ::testing::HasSubstr("cannot register a kernel to Dense"));
+    EXPECT_THAT(e.msg(), ::testing::HasSubstr("CPU, CUDA, PrivateUse1, Meta"));
+  }
+  EXPECT_THROW(lib.impl("f", DispatchKey::AutogradFunctionality, [](const Tensor& x) { return x; }),
+               Error);
+  auto op = Dispatcher::singleton().find_op(OperatorName{"test_dispatcher_functionality::f", ""});
+  ASSERT_TRUE(op.has_value());
+  EXPECT_EQ(op->entry().def_and_impl_count(), 1);
+}
+
+}  // namespace
+}  // namespace opd

@@ -133,7 +133,7 @@ class OPD_API Library {
   std::vector<RegistrationHandle> registrations_;
 };
 
-const char* to_string(Library::Kind kind);
+OPD_API const char* to_string(Library::Kind kind);
 
 namespace detail {
 
