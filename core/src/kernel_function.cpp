@@ -23,6 +23,16 @@ void fallthrough_kernel(OperatorKernel*, const OperatorHandle& op, DispatchKeySe
 
 }  // namespace
 
+namespace detail {
+void throw_view_result_from_boxed_kernel(const OperatorHandle& op) {
+  throw Error(fmt::format(
+      "{}: called unboxed with a result type that refers to memory it does not own "
+      "(std::string_view or a span), but the kernel is boxed: its result lives on a stack that "
+      "is gone when the call returns; call it boxed or return an owning type",
+      op.operator_name().to_string()));
+}
+}  // namespace detail
+
 KernelFunction KernelFunction::make_fallthrough() {
   return KernelFunction(nullptr, &fallthrough_kernel, nullptr);
 }

@@ -844,3 +844,34 @@ TEST_F(BoxedArgumentChecks, ARefusedCallLeavesTheStackUntouched) {
 
 }  // namespace
 }  // namespace opd
+
+namespace opd {
+namespace {
+
+TEST(KernelFunction, BoxedKernelCalledUnboxedForAViewResultIsRefused) {
+  Library lib(Library::FRAGMENT, "test_kernel_fn_view");
+  lib.def("name(Tensor x) -> str")
+      .impl("name", DispatchKey::CPU, [](const OperatorHandle&, Stack* s) {
+        s->pop_back();
+        s->emplace_back(std::string("a name longer than the small-string buffer"));
+      });
+  float data[1] = {0};
+  Tensor x = from_blob(data, std::vector<int64_t>{1}, ScalarType::Float32);
+  auto as_view = Dispatcher::singleton()
+                     .find_schema_or_throw("test_kernel_fn_view::name", "")
+                     .typed<std::string_view(const Tensor&)>();
+  try {
+    as_view.call(x);
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.msg(), ::testing::HasSubstr("test_kernel_fn_view::name: called unboxed with a "
+                                              "result type that refers to memory it does not own"));
+  }
+  auto as_string = Dispatcher::singleton()
+                       .find_schema_or_throw("test_kernel_fn_view::name", "")
+                       .typed<std::string(const Tensor&)>();
+  EXPECT_EQ(as_string.call(x), "a name longer than the small-string buffer");
+}
+
+}  // namespace
+}  // namespace opd

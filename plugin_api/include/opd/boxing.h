@@ -201,6 +201,16 @@ Tensor& nth_mutable_tensor(size_t k, bool from_end, Args&... args) {
 template <class T>
 inline constexpr bool kIsMutableTensorRef = std::is_same_v<T, Tensor&>;
 
+// Types that refer to memory they do not own.
+template <class T>
+inline constexpr bool kIsView = false;
+template <>
+inline constexpr bool kIsView<std::string_view> = true;
+template <class T>
+inline constexpr bool kIsView<std::span<T>> = true;
+
+[[noreturn]] OPD_API void throw_view_result_from_boxed_kernel(const OperatorHandle& op);
+
 // ---- Calls across the two conventions --------------------------------------------------------
 
 // Boxed caller, unboxed kernel: takes the last sizeof...(Args) stack elements as arguments,
@@ -256,6 +266,9 @@ Ret call_boxed_from_unboxed(BoxedKernelFn boxed, OperatorKernel* functor,
         return Ret(pop_owned<std::tuple_element_t<I, Ret>>(base[I])...);
       }(std::make_index_sequence<k>{});
     }
+  } else if constexpr (kIsView<std::remove_cvref_t<Ret>>) {
+    // The result would point into the stack that is about to go away.
+    throw_view_result_from_boxed_kernel(op);
   } else {
     return pop_owned<Ret>(stack.back());
   }
