@@ -184,7 +184,7 @@ struct PluginManager::Impl {
                                                    std::string* unavailable_reason) {
     if (m.abi != OPD_PLUGIN_ABI_MAJOR) {
       throw PluginError(fmt::format(
-          "{}: the manifest says plugin ABI {}, but this opdispatch supports ABI {}", m.path.string(),
+          "{}: the manifest says plugin ABI {}, but this opdispatch supports ABI {}", m.where("abi"),
           m.abi, OPD_PLUGIN_ABI_MAJOR));
     }
     check_permissions(m.path);
@@ -195,14 +195,14 @@ struct PluginManager::Impl {
         throw PluginError(fmt::format(
             "{}: sha256 mismatch for {}: the manifest expects {} but the file has {}; refusing to "
             "load a library that is not the one the manifest describes",
-            m.path.string(), m.library.string(), *m.sha256, actual));
+            m.where("sha256"), m.library.string(), *m.sha256, actual));
       }
     }
     auto lib = std::make_shared<PluginLibrary>(m.library, private_copy);
     const opd_plugin_info& info = lib->entry();
     if (m.plugin != info.name) {
       throw PluginError(fmt::format("{}: the manifest names plugin '{}' but the library is '{}'",
-                                    m.path.string(), m.plugin, info.name));
+                                    m.where("plugin"), m.plugin, info.name));
     }
     opd_plugin_context ctx;
     ctx.suffix = fmt::format(" (plugin {} {})", info.name, info.version);
@@ -255,11 +255,11 @@ struct PluginManager::Impl {
           s = load(find(dep), chain);
         } catch (const PluginError& e) {
           throw PluginError(fmt::format("{}: requires plugin '{}', which could not be loaded: {}",
-                                        m.path.string(), dep, e.msg()));
+                                        m.where("requires"), dep, e.msg()));
         }
         if (s.state != PluginState::Loaded) {
-          throw PluginError(fmt::format("{}: requires plugin '{}', which is {}: {}", m.path.string(),
-                                        dep, to_string(s.state), s.reason));
+          throw PluginError(fmt::format("{}: requires plugin '{}', which is {}: {}",
+                                        m.where("requires"), dep, to_string(s.state), s.reason));
         }
       }
       std::string unavailable;

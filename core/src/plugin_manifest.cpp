@@ -64,6 +64,7 @@ PluginManifest read_manifest(const std::filesystem::path& path) {
 
   PluginManifest m;
   m.path = file;
+  for (const auto& kv : root) m.lines[kv.first.as<std::string>()] = kv.first.Mark().line + 1;
   m.plugin = scalar(file, root["plugin"], "plugin");
   if (m.plugin.empty()) fail(file, root["plugin"].Mark(), "'plugin' must not be empty");
   m.version = scalar(file, root["version"], "version");
@@ -104,6 +105,12 @@ PluginManifest read_manifest(const std::filesystem::path& path) {
   }
   if (root["description"]) m.description = scalar(file, root["description"], "description");
   return m;
+}
+
+std::string PluginManifest::where(const std::string& field) const {
+  auto it = lines.find(field);
+  if (it == lines.end()) return path.string();
+  return fmt::format("{}:{}", path.string(), it->second);
 }
 
 std::string sha256_of_file(const std::filesystem::path& path) {

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "opd/dispatch_key.h"
+#include "opd/export.h"
 
 namespace opd {
 
@@ -30,6 +32,11 @@ struct PluginManifest {
   std::vector<std::string> requires_;
   bool load_default = false;
   std::string description;
+  std::map<std::string, int> lines;  // field -> its line in the file, from 1
+
+  // "file:line" of `field` for errors found after parsing (an ABI or digest that does not
+  // match); just the file when the field is absent.
+  std::string where(const std::string& field) const;
 };
 
 // Reads and validates a manifest. Throws PluginError naming the file and line: malformed YAML,
@@ -38,6 +45,7 @@ struct PluginManifest {
 PluginManifest read_manifest(const std::filesystem::path& path);
 
 // Lowercase hex SHA-256 of a file's content. Throws PluginError when it cannot be read.
-std::string sha256_of_file(const std::filesystem::path& path);
+// Exported for the tests, which rewrite manifests.
+OPD_API std::string sha256_of_file(const std::filesystem::path& path);
 
 }  // namespace opd
