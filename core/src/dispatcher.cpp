@@ -37,7 +37,7 @@ Dispatcher::Dispatcher() {
   // always carry those keys (see key_set_for_device).
   for (DispatchKey k : kAutogradKeySet | key_bit(DispatchKey::ADInplaceOrView)) {
     fallbacks_[static_cast<int>(k)] = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
-        nullptr, KernelFunction::make_fallthrough(), std::nullopt, std::nullopt,
+        nullptr, KernelFunction::make_fallthrough(), nullptr, std::nullopt,
         "registered in opdispatch core"});
   }
 }
@@ -84,12 +84,11 @@ std::vector<OperatorName> Dispatcher::all_op_names() {
   return names;
 }
 
-OperatorEntry& Dispatcher::find_or_create(const OperatorName& name) {
-  auto [it, inserted] = operators_.try_emplace(name);
-  if (inserted) {
-    it->second = std::make_unique<OperatorEntry>(name);
-    it->second->update_table(*this);  // existing backend fallbacks apply to new operators
-  }
+OperatorEntry& Dispatcher::create(const OperatorName& name) {
+  auto entry = std::make_unique<OperatorEntry>(name);
+  entry->update_table(*this);  // existing backend fallbacks apply to new operators
+  auto [it, inserted] = operators_.emplace(name, std::move(entry));
+  OPD_INTERNAL_ASSERT(inserted, "operator {} created twice", name.to_string());
   return *it->second;
 }
 
@@ -130,7 +129,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
       }
     }
   }
-  OperatorEntry& e = find_or_create(name);
+  OperatorEntry& e = existing != operators_.end() ? *existing->second : create(name);
   bool first = !e.schema_;
   if (first) e.schema_ = std::move(schema);
   auto record = e.defs_.insert(e.defs_.begin(), {std::move(debug), ctx ? ctx->owner : nullptr});
@@ -140,11 +139,10 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
     for (auto& l : listeners_) l->on_operator_registered(handle);
   }
 
-  return RegistrationHandle([this, name, record] {
+  return RegistrationHandle([this, entry = &e, record] {
     WriteLock lock(*this);
-    auto it = operators_.find(name);
-    OPD_INTERNAL_ASSERT(it != operators_.end() && !it->second->defs_.empty());
-    OperatorEntry& e = *it->second;
+    OperatorEntry& e = *entry;
+    OPD_INTERNAL_ASSERT(!e.defs_.empty());
     if (e.defs_.size() == 1) {
       OperatorHandle handle(&e);
       for (auto& l : listeners_) l->on_operator_deregistered(handle);
@@ -160,7 +158,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
 RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<DispatchKey> key,
                                              KernelFunction kernel,
                                              std::optional<CppSignature> cpp_signature,
-                                             std::optional<FunctionSchema> inferred_schema,
+                                             std::shared_ptr<const FunctionSchema> inferred_schema,
                                              std::string debug) {
   DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
   OPD_CHECK(k != DispatchKey::Undefined && k < DispatchKey::EndOfAliasKeys,
@@ -191,7 +189,7 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
           to_string(k), debug));
     }
   }
-  OperatorEntry& entry = e ? *e : find_or_create(name);
+  OperatorEntry& entry = e ? *e : create(name);
   auto& list = entry.kernels(k);
   bool reloading = ctx && ctx->replaces && !list.empty() && list.front()->owner.get() == ctx->replaces;
   if (!list.empty() && !reloading && warned_overrides_.emplace(name.to_string(), k).second) {
@@ -209,21 +207,19 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
                       std::move(cpp_signature), std::move(debug)});
   list.push_front(annotated);
   ++entry.def_and_impl_count_;
-  entry.update_table(*this);
+  entry.update_table_for(*this, k);
 
-  return RegistrationHandle([this, name, k, annotated] {
+  // The entry outlives this registration: it is erased only with its last registration.
+  return RegistrationHandle([this, e = &entry, k, annotated] {
     WriteLock lock(*this);
-    auto it = operators_.find(name);
-    OPD_INTERNAL_ASSERT(it != operators_.end());
-    OperatorEntry& e = *it->second;
-    auto& list = e.kernels(k);
+    auto& list = e->kernels(k);
     auto pos = std::find(list.begin(), list.end(), annotated);
     OPD_INTERNAL_ASSERT(pos != list.end());
     list.erase(pos);
-    --e.def_and_impl_count_;
-    e.update_table(*this);
+    --e->def_and_impl_count_;
+    e->update_table_for(*this, k);
     retire(annotated);
-    cleanup(e);
+    cleanup(*e);
   });
 }
 
@@ -244,16 +240,16 @@ RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction
         display_name(key), slot->debug, debug));
   }
   auto annotated = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
-      ctx ? ctx->owner : nullptr, std::move(kernel), std::nullopt, std::nullopt, std::move(debug)});
+      ctx ? ctx->owner : nullptr, std::move(kernel), nullptr, std::nullopt, std::move(debug)});
   slot = annotated;
-  for (auto& [name, e] : operators_) e->update_table(*this);
+  for (auto& [name, e] : operators_) e->update_entries(*this, key_bit(key), false);
 
   return RegistrationHandle([this, key, annotated] {
     WriteLock lock(*this);
     auto& slot = fallbacks_[static_cast<int>(key)];
     OPD_INTERNAL_ASSERT(slot == annotated);
     slot.reset();
-    for (auto& [name, e] : operators_) e->update_table(*this);
+    for (auto& [name, e] : operators_) e->update_entries(*this, key_bit(key), false);
     retire(annotated);
   });
 }

@@ -11,21 +11,9 @@
 namespace opd {
 namespace {
 
-// Inferred schemas are parsed once per C++ signature: registering thousands of kernels of a
-// few signatures must not parse thousands of times.
-const FunctionSchema& parse_inferred(const std::string& text) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, FunctionSchema> cache;
-  std::lock_guard lock(mutex);
-  auto it = cache.find(text);
-  if (it == cache.end()) it = cache.emplace(text, parse_schema(text)).first;
-  return it->second;
-}
-
 // "foo" or "foo.bar" in namespace `ns`; an explicit namespace must be `ns`.
-OperatorName qualify(std::string_view name, const std::string& ns, Library::Kind kind,
+OperatorName qualify(OperatorName op, const std::string& ns, Library::Kind kind,
                      const char* what) {
-  OperatorName op = parse_operator_name(name);
   auto sep = op.name.find("::");
   if (sep == std::string::npos) {
     op.name = ns + "::" + op.name;
@@ -42,6 +30,12 @@ OperatorName qualify(std::string_view name, const std::string& ns, Library::Kind
 }
 
 }  // namespace
+
+namespace detail {
+std::shared_ptr<const FunctionSchema> parse_inferred_schema(const std::string& text) {
+  return std::make_shared<const FunctionSchema>(parse_schema(text));
+}
+}  // namespace detail
 
 const char* to_string(Library::Kind kind) {
   switch (kind) {
@@ -91,7 +85,12 @@ void Library::reset() {
 }
 
 std::string Library::debug(std::source_location loc) const {
-  return fmt::format("registered at {}:{}", loc.file_name(), loc.line());
+  // Plain concatenation: this runs for every registration, and fmt's general path is slower.
+  std::string out = "registered at ";
+  out += loc.file_name();
+  out += ':';
+  out += std::to_string(loc.line());
+  return out;
 }
 
 Library& Library::def(std::string_view schema_text, std::source_location loc) & {
@@ -105,9 +104,9 @@ Library& Library::def(std::string_view schema_text, std::source_location loc) & 
             "given ({})",
             schema_text, debug(loc));
   FunctionSchema schema = std::get<FunctionSchema>(std::move(parsed));
-  OperatorName name = qualify(schema.operator_name().to_string(), ns_, kind_, "schema string");
-  registrations_.push_back(
-      Dispatcher::singleton().register_def(schema.with_name(std::move(name)), debug(loc)));
+  OperatorName name = qualify(schema.operator_name(), ns_, kind_, "schema string");
+  if (!(name == schema.operator_name())) schema = schema.with_name(std::move(name));
+  registrations_.push_back(Dispatcher::singleton().register_def(std::move(schema), debug(loc)));
   return *this;
 }
 
@@ -121,13 +120,13 @@ Library& Library::def(std::string_view name_or_schema, CppFunction f, std::sourc
   if (auto* s = std::get_if<FunctionSchema>(&parsed)) {
     schema = std::move(*s);
   } else {
-    OPD_CHECK(f.inferred_schema().has_value(),
+    OPD_CHECK(f.parsed_inferred_schema() != nullptr,
               "def({}): the schema cannot be inferred from a boxed kernel; give the full schema "
               "({})",
               name_or_schema, debug(loc));
-    schema = parse_inferred(*f.inferred_schema()).with_name(std::get<OperatorName>(parsed));
+    schema = f.parsed_inferred_schema()->with_name(std::get<OperatorName>(parsed));
   }
-  OperatorName name = qualify(schema->operator_name().to_string(), ns_, kind_, "schema string");
+  OperatorName name = qualify(schema->operator_name(), ns_, kind_, "schema string");
   std::string overload_qualified = name.to_string();
   auto def_handle = Dispatcher::singleton().register_def(schema->with_name(name), debug(loc));
   register_impl(overload_qualified, DispatchKey::CompositeImplicitAutograd, std::move(f), loc);
@@ -154,11 +153,9 @@ Library& Library::register_impl(std::string_view name, std::optional<DispatchKey
                                 CppFunction f, std::source_location loc) {
   OPD_CHECK(ns_ != "_", "impl({}): an IMPL library of namespace _ can only register fallbacks ({})",
             name, debug(loc));
-  OperatorName op = qualify(name, ns_, kind_, "operator name");
-  std::optional<FunctionSchema> inferred;
-  if (f.inferred_schema()) inferred = parse_inferred(*f.inferred_schema());
+  OperatorName op = qualify(parse_operator_name(name), ns_, kind_, "operator name");
   registrations_.push_back(Dispatcher::singleton().register_impl(
-      std::move(op), key, f.kernel(), f.signature(), std::move(inferred), debug(loc)));
+      std::move(op), key, f.kernel(), f.signature(), f.parsed_inferred_schema(), debug(loc)));
   return *this;
 }
 

@@ -105,16 +105,31 @@ OperatorEntry::Computed OperatorEntry::compute_entry(DispatchKey k, const Dispat
 // A fallthrough kernel is never called: update_table() drops its key from key_mask_, so the
 // dispatch key set of every call skips it and the next key serves the call. The table keeps the
 // fallthrough kernel so that dumps and invariants can see it.
-void OperatorEntry::update_table(const Dispatcher& d) {
-  uint64_t mask = kFullKeySet.raw();
-  for (int i = 0; i < kNumRuntimeEntries; ++i) {
-    auto k = static_cast<DispatchKey>(i);
+void OperatorEntry::update_table(const Dispatcher& d) { update_entries(d, kFullKeySet, true); }
+
+void OperatorEntry::update_table_for(const Dispatcher& d, DispatchKey registered) {
+  // A kernel on key k can change the entries of k's runtime keys and, through the precedence
+  // rules, the autograd entries above those backends (CompositeImplicitAutograd yields to a
+  // backend kernel there); composite kernels also serve Undefined.
+  DispatchKeySet keys = runtime_keys_for(registered);
+  for (DispatchKey b : keys & kBackendKeySet) keys = keys | key_bit(autograd_key_for(backend_of(b)));
+  update_entries(d, keys, is_alias_key(registered));
+}
+
+void OperatorEntry::update_entries(const Dispatcher& d, DispatchKeySet keys, bool undefined) {
+  uint64_t mask = key_mask_.load(std::memory_order_relaxed);
+  auto update = [&](DispatchKey k) {
+    int i = static_cast<int>(k);
     const KernelFunction* kernel = compute_entry(k, d).kernel;
     if (table_[i].load(std::memory_order_relaxed) != kernel) {
       table_[i].store(kernel, std::memory_order_release);
     }
-    if (i > 0 && kernel->is_fallthrough()) mask &= ~key_bit(k).raw();
-  }
+    if (i == 0) return;
+    uint64_t bit = key_bit(k).raw();
+    mask = kernel->is_fallthrough() ? (mask & ~bit) : (mask | bit);
+  };
+  if (undefined) update(DispatchKey::Undefined);
+  for (DispatchKey k : keys) update(k);
   key_mask_.store(mask, std::memory_order_release);
 }
 

@@ -42,14 +42,19 @@ void fail_at(const Token& found, const std::string& expected, std::string_view t
 }
 
 const Token& SchemaLexer::peek(std::size_t ahead) {
-  while (buffer_.size() <= ahead) buffer_.push_back(lex_one());
-  return buffer_[ahead];
+  OPD_INTERNAL_ASSERT(ahead < kLookahead, "schema lexer: look-ahead of {} tokens", ahead + 1);
+  while (count_ <= ahead) {
+    ring_[(head_ + count_) % kLookahead] = lex_one();
+    ++count_;
+  }
+  return ring_[(head_ + ahead) % kLookahead];
 }
 
 Token SchemaLexer::next() {
   peek();
-  Token t = std::move(buffer_.front());
-  buffer_.pop_front();
+  Token t = std::move(ring_[head_]);
+  head_ = (head_ + 1) % kLookahead;
+  --count_;
   return t;
 }
 

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,7 +58,12 @@ class SchemaLexer {
 
   std::string_view text_;
   std::size_t pos_ = 0;
-  std::deque<Token> buffer_;
+  // Look-ahead ring: the parser never peeks more than one token past the next. An array, not a
+  // deque, so that parsing a schema costs no allocation for it.
+  static constexpr std::size_t kLookahead = 2;
+  std::array<Token, kLookahead> ring_;
+  std::size_t head_ = 0;
+  std::size_t count_ = 0;
 };
 
 // Throws SchemaParseError "<expected> but found <found> at column <found.column>" about `text`.

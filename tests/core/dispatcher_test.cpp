@@ -62,11 +62,9 @@ template <class F>
 Reg impl(const OperatorName& op, std::optional<DispatchKey> key, F&& kernel,
          std::source_location loc = std::source_location::current()) {
   CppFunction f(std::forward<F>(kernel));
-  std::optional<FunctionSchema> inferred;
-  if (f.inferred_schema()) inferred = parse_schema(*f.inferred_schema());
-  return {
-      dispatcher().register_impl(op, key, f.kernel(), f.signature(), std::move(inferred), at(loc)),
-      at(loc)};
+  return {dispatcher().register_impl(op, key, f.kernel(), f.signature(),
+                                     f.parsed_inferred_schema(), at(loc)),
+          at(loc)};
 }
 
 Reg fallback(DispatchKey key, KernelFunction kernel,
@@ -203,14 +201,14 @@ TEST(Dispatcher, RegisterImplRejectsUndefinedKeyAndEmptyKernel) {
   const OperatorName foo{"test_dispatcher_badimpl::foo", ""};
   try {
     (void)dispatcher().register_impl(foo, DK::Undefined, CppFunction(tagged("x")).kernel(),
-                                     std::nullopt, std::nullopt, "here");
+                                     std::nullopt, nullptr, "here");
     FAIL() << "expected Error";
   } catch (const Error& e) {
     EXPECT_THAT(e.msg(), HasSubstr("test_dispatcher_badimpl::foo: cannot register a kernel to "
                                    "dispatch key Undefined"));
   }
   try {
-    (void)dispatcher().register_impl(foo, DK::CPU, KernelFunction(), std::nullopt, std::nullopt,
+    (void)dispatcher().register_impl(foo, DK::CPU, KernelFunction(), std::nullopt, nullptr,
                                      "registered at nowhere:1");
     FAIL() << "expected Error";
   } catch (const Error& e) {

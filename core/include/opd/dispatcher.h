@@ -188,7 +188,8 @@ class OPD_API Dispatcher {
   // the inferred schema or C++ signature disagrees with the def or another kernel.
   RegistrationHandle register_impl(OperatorName op, std::optional<DispatchKey> key,
                                    KernelFunction kernel, std::optional<CppSignature> cpp_signature,
-                                   std::optional<FunctionSchema> inferred_schema, std::string debug);
+                                   std::shared_ptr<const FunctionSchema> inferred_schema,
+                                   std::string debug);
   // A boxed kernel serving `key` (a runtime key) for every operator without a kernel of its own
   // for it. Throws Error for a second fallback on the same key, naming both sites.
   RegistrationHandle register_fallback(DispatchKey key, KernelFunction kernel, std::string debug);
@@ -232,7 +233,8 @@ class OPD_API Dispatcher {
     Dispatcher& d_;
   };
   Dispatcher();
-  OperatorEntry& find_or_create(const OperatorName& name);
+  // REQUIRES: no entry for `name` exists.
+  OperatorEntry& create(const OperatorName& name);
   void cleanup(OperatorEntry& e);
   void retire(std::shared_ptr<void> object);
   size_t reclaim_locked();

@@ -23,7 +23,8 @@ struct AnnotatedKernel {
   // it is released last, after the functor's destructor (plugin code) has run.
   std::shared_ptr<void> owner;
   KernelFunction kernel;
-  std::optional<FunctionSchema> inferred_schema;  // from the C++ signature; none when boxed
+  // From the C++ signature, shared by every kernel of that signature; null when boxed.
+  std::shared_ptr<const FunctionSchema> inferred_schema;
   std::optional<CppSignature> cpp_signature;      // none when boxed
   std::string debug;                              // "registered at file:line"
 };
@@ -90,6 +91,9 @@ class OPD_API OperatorEntry {
   Computed compute_entry(DispatchKey k, const Dispatcher& d) const;
   // Recomputes every table entry and the key mask from the kernels and backend fallbacks.
   void update_table(const Dispatcher& d);
+  // Recomputes the entries a registration to `registered` can affect.
+  void update_table_for(const Dispatcher& d, DispatchKey registered);
+  void update_entries(const Dispatcher& d, DispatchKeySet keys, bool undefined);
   const KernelList& kernels(DispatchKey k) const { return kernels_[static_cast<int>(k)]; }
   KernelList& kernels(DispatchKey k) { return kernels_[static_cast<int>(k)]; }
 

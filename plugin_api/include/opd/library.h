@@ -20,7 +20,26 @@
 
 namespace opd {
 
+class FunctionSchema;
+
 namespace detail {
+
+// Parses a schema inferred from a C++ signature ("(Tensor _0) -> Tensor _0"). Defined in the
+// core; callers cache the result per signature.
+OPD_API std::shared_ptr<const FunctionSchema> parse_inferred_schema(const std::string& text);
+
+// The schema implied by Sig, as text and parsed, computed once per signature and module.
+template <class Sig>
+struct InferredSchema {
+  static const std::string& text() {
+    static const std::string t = infer_schema_string<Sig>();
+    return t;
+  }
+  static const std::shared_ptr<const FunctionSchema>& parsed() {
+    static const std::shared_ptr<const FunctionSchema> s = parse_inferred_schema(text());
+    return s;
+  }
+};
 
 template <class F>
 inline constexpr bool kIsBoxedCallable =
@@ -59,7 +78,8 @@ class CppFunction {
       using Sig = typename detail::CallableTraits<D>::Signature;
       kernel_ = KernelFunction::make_from_unboxed_callable(D(std::forward<F>(f)));
       signature_ = CppSignature::make<Sig>();
-      inferred_schema_ = infer_schema_string<Sig>();
+      inferred_text_ = &detail::InferredSchema<Sig>::text();
+      inferred_schema_ = detail::InferredSchema<Sig>::parsed();
     }
   }
   // A kernel whose key is skipped (see KernelFunction::make_fallthrough).
@@ -69,13 +89,21 @@ class CppFunction {
   const KernelFunction& kernel() const { return kernel_; }
   const std::optional<CppSignature>& signature() const { return signature_; }
   // "(Tensor _0) -> Tensor _0" for unboxed kernels; nullopt for boxed ones.
-  const std::optional<std::string>& inferred_schema() const { return inferred_schema_; }
+  std::optional<std::string_view> inferred_schema() const {
+    if (!inferred_text_) return std::nullopt;
+    return *inferred_text_;
+  }
+  // The same, parsed; null for boxed kernels.
+  const std::shared_ptr<const FunctionSchema>& parsed_inferred_schema() const {
+    return inferred_schema_;
+  }
 
  private:
   explicit CppFunction(KernelFunction k) : kernel_(std::move(k)) {}
   KernelFunction kernel_;
   std::optional<CppSignature> signature_;
-  std::optional<std::string> inferred_schema_;
+  const std::string* inferred_text_ = nullptr;  // static storage, per signature
+  std::shared_ptr<const FunctionSchema> inferred_schema_;
 };
 
 // A set of registrations for one namespace, undone when the Library is destroyed or reset().
