@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# End-to-end tests of the opd command: schema (arguments, stdin, --json, errors and exit codes),
+# ops, dump, plugins, load, check and demo. Usage: opd_cli_test.sh PATH_TO_OPD
+set -uo pipefail
+opd="$1"
+failures=0
+passed=0
+
+check() {  # check NAME EXPECTED_EXIT PATTERN -- COMMAND...
+  local name="$1" want_rc="$2" pattern="$3"
+  shift 4
+  local out rc
+  out="$("$@" 2>&1)"
+  rc=$?
+  if [ "$rc" -ne "$want_rc" ] || ! grep -qF -- "$pattern" <<<"$out"; then
+    echo "FAIL: $name (exit $rc, wanted $want_rc; expected to find: $pattern)"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+schema='aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
+check "schema prints the canonical form" 0 "$schema" -- "$opd" schema "$schema"
+check "schema normalises spacing" 0 "aten::relu(Tensor self) -> Tensor" -- \
+  "$opd" schema "aten::relu( Tensor  self )->Tensor"
+check "schema error names the column" 1 "at column 27" -- "$opd" schema "example::broken(Tensor x, -> Tensor"
+check "schema error shows a caret" 1 "                            ^" -- "$opd" schema "example::broken(Tensor x, -> Tensor"
+check "schema exits 1 if any input failed" 1 "$schema" -- "$opd" schema "$schema" "bad("
+check "schema --json" 0 '"kwarg_only": true' -- "$opd" schema --json "$schema"
+check "schema reads stdin" 0 "aten::neg(Tensor self) -> Tensor" -- \
+  bash -c "printf 'aten::neg(Tensor self) -> Tensor\n' | '$opd' schema"
+check "ops lists the default plugins' operators" 0 "example::scale(Tensor self, float factor) -> Tensor" -- "$opd" ops
+check "ops --json" 0 '"name": "example::twice"' -- "$opd" ops --json
+check "dump shows the plugin of each kernel" 0 "(plugin example 0.1.0) [kernel]" -- "$opd" dump example::scale
+check "dump --json" 0 '"computed_table"' -- "$opd" dump --json example::scale
+check "dump of an unknown operator fails" 1 "no operator named nope::nope" -- "$opd" dump nope::nope
+check "plugins lists manifests" 0 "example" -- "$opd" plugins
+check "plugins --json" 0 '"state": "available"' -- "$opd" plugins --json
+check "load reports the state" 0 "loaded" -- "$opd" load example
+check "load of an unknown plugin fails" 1 "plugin 'nope' was not found in the search path" -- "$opd" load nope
+check "check passes on the default set" 0 "0 problem(s)" -- "$opd" check
+check "check fails on a failing plugin" 1 "problem: plugin nope failed" -- "$opd" check --plugin nope
+check "demo runs to the end" 0 "after the last tensor is gone: unloaded" -- "$opd" demo
+
+echo "opd_cli_test: $passed passed, $failures failed"
+[ "$failures" -eq 0 ]
