@@ -371,8 +371,15 @@ std::string FunctionSchema::to_string() const {
   return out;
 }
 
-FunctionSchema FunctionSchema::with_name(OperatorName name) const {
+FunctionSchema FunctionSchema::with_name(OperatorName name) const& {
   return FunctionSchema(std::move(name), arguments_, returns_, is_vararg_, is_varret_);
+}
+
+FunctionSchema FunctionSchema::with_name(OperatorName name) && {
+  // Already validated: only the name changes.
+  FunctionSchema out = std::move(*this);
+  out.name_ = std::move(name);
+  return out;
 }
 
 bool operator==(const FunctionSchema& a, const FunctionSchema& b) {

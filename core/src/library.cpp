@@ -105,7 +105,7 @@ Library& Library::def(std::string_view schema_text, std::source_location loc) & 
             schema_text, debug(loc));
   FunctionSchema schema = std::get<FunctionSchema>(std::move(parsed));
   OperatorName name = qualify(schema.operator_name(), ns_, kind_, "schema string");
-  if (!(name == schema.operator_name())) schema = schema.with_name(std::move(name));
+  if (!(name == schema.operator_name())) schema = std::move(schema).with_name(std::move(name));
   registrations_.push_back(Dispatcher::singleton().register_def(std::move(schema), debug(loc)));
   return *this;
 }
@@ -128,7 +128,7 @@ Library& Library::def(std::string_view name_or_schema, CppFunction f, std::sourc
   }
   OperatorName name = qualify(schema->operator_name(), ns_, kind_, "schema string");
   std::string overload_qualified = name.to_string();
-  auto def_handle = Dispatcher::singleton().register_def(schema->with_name(name), debug(loc));
+  auto def_handle = Dispatcher::singleton().register_def(std::move(*schema).with_name(name), debug(loc));
   register_impl(overload_qualified, DispatchKey::CompositeImplicitAutograd, std::move(f), loc);
   // The def must outlive the impl: insert it below.
   registrations_.insert(registrations_.end() - 1, std::move(def_handle));

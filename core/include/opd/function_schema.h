@@ -251,8 +251,10 @@ class OPD_API FunctionSchema {
   // Scalar alpha=1) -> Tensor". An anonymous schema prints without a name: "(Tensor _0) -> int".
   std::string to_string() const;
 
-  // The same schema under another name.
-  FunctionSchema with_name(OperatorName name) const;
+  // The same schema under another name (the rvalue form moves the arguments instead of
+  // copying them).
+  FunctionSchema with_name(OperatorName name) const&;
+  FunctionSchema with_name(OperatorName name) &&;
 
   friend OPD_API bool operator==(const FunctionSchema& a, const FunctionSchema& b);
 
