@@ -13,30 +13,47 @@ namespace {
 // their own (Generator, Stream, Storage...) accept None only when optional, anything otherwise.
 bool matches(const IValue& v, const Type& t) {
   switch (t.kind()) {
-    case TypeKind::Tensor: return v.is_tensor();
+    case TypeKind::Tensor:
+      return v.is_tensor();
     case TypeKind::Int:
     case TypeKind::SymInt:
-    case TypeKind::DeviceIndex: return v.is_int();
-    case TypeKind::Float: return v.is_double();
-    case TypeKind::Bool: return v.is_bool();
-    case TypeKind::Complex: return v.is_complex_double();
+    case TypeKind::DeviceIndex:
+      return v.is_int();
+    case TypeKind::Float:
+      return v.is_double();
+    case TypeKind::Bool:
+      return v.is_bool();
+    case TypeKind::Complex:
+      return v.is_complex_double();
     case TypeKind::Str:
-    case TypeKind::Dimname: return v.is_string();
-    case TypeKind::Scalar: return v.is_scalar();
-    case TypeKind::ScalarType: return v.is_scalar_type();
-    case TypeKind::Layout: return v.is_layout();
-    case TypeKind::MemoryFormat: return v.is_memory_format();
-    case TypeKind::Device: return v.is_device();
-    case TypeKind::None: return v.is_none();
-    case TypeKind::Optional: return v.is_none() || matches(v, *t.contained()[0]);
+    case TypeKind::Dimname:
+      return v.is_string();
+    case TypeKind::Scalar:
+      return v.is_scalar();
+    case TypeKind::ScalarType:
+      return v.is_scalar_type();
+    case TypeKind::Layout:
+      return v.is_layout();
+    case TypeKind::MemoryFormat:
+      return v.is_memory_format();
+    case TypeKind::Device:
+      return v.is_device();
+    case TypeKind::None:
+      return v.is_none();
+    case TypeKind::Optional:
+      return v.is_none() || matches(v, *t.contained()[0]);
     case TypeKind::List: {
       const Type& e = *t.contained()[0];
       switch (e.kind()) {
         case TypeKind::Int:
-        case TypeKind::SymInt: return v.is_int_list();
-        case TypeKind::Float: return v.is_double_list();
-        case TypeKind::Bool: return v.is_bool_list();
-        case TypeKind::Tensor: return v.is_tensor_list();
+        case TypeKind::SymInt:
+          return v.is_int_list();
+        case TypeKind::Float:
+          return v.is_double_list();
+        case TypeKind::Bool:
+          return v.is_bool_list();
+        case TypeKind::Tensor:
+          return v.is_tensor_list();
         case TypeKind::Optional:
           if (e.contained()[0]->kind() == TypeKind::Tensor) {
             return v.is_optional_tensor_list();
@@ -59,7 +76,8 @@ bool matches(const IValue& v, const Type& t) {
       }
       return true;
     }
-    default: return true;
+    default:
+      return true;
   }
 }
 
@@ -69,8 +87,9 @@ void check_arguments(const OperatorHandle& op, const Stack& stack) {
   if (s.is_vararg()) return;
   const auto& args = s.arguments();
   OPD_CHECK_T(TypeError, stack.size() >= args.size(),
-              "{}: expected {} argument{} ({}) but the stack holds {}", s.operator_name().to_string(),
-              args.size(), args.size() == 1 ? "" : "s", s.to_string(), stack.size());
+              "{}: expected {} argument{} ({}) but the stack holds {}",
+              s.operator_name().to_string(), args.size(), args.size() == 1 ? "" : "s",
+              s.to_string(), stack.size());
   const IValue* base = stack.data() + (stack.size() - args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     OPD_CHECK_T(TypeError, matches(base[i], *args[i].type()),
@@ -80,8 +99,8 @@ void check_arguments(const OperatorHandle& op, const Stack& stack) {
 }
 
 DispatchKeySet stack_key_set(const OperatorHandle& op, const Stack& stack) {
-  size_t n = op.has_schema() && !op.schema().is_vararg() ? op.schema().arguments().size()
-                                                          : stack.size();
+  size_t n =
+      op.has_schema() && !op.schema().is_vararg() ? op.schema().arguments().size() : stack.size();
   DispatchKeySet ks;
   for (size_t i = stack.size() - n; i < stack.size(); ++i) {
     const IValue& v = stack[i];

@@ -6,10 +6,10 @@ namespace opd {
 
 namespace detail {
 void throw_alias_key_in_set(DispatchKey k) {
-  throw ValueError(fmt::format(
-      "DispatchKeySet: {} is an alias key and is never stored in a key set; use "
-      "runtime_keys_for({}) for the keys it stands for",
-      to_string(k), to_string(k)));
+  throw ValueError(
+      fmt::format("DispatchKeySet: {} is an alias key and is never stored in a key set; use "
+                  "runtime_keys_for({}) for the keys it stands for",
+                  to_string(k), to_string(k)));
 }
 }  // namespace detail
 

@@ -36,9 +36,9 @@ Dispatcher::Dispatcher() {
   // Autograd and ADInplaceOrView fall through unless a plugin serves them, so tensors can
   // always carry those keys (see key_set_for_device).
   for (DispatchKey k : kAutogradKeySet | key_bit(DispatchKey::ADInplaceOrView)) {
-    fallbacks_[static_cast<int>(k)] = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
-        nullptr, KernelFunction::make_fallthrough(), nullptr, std::nullopt,
-        "registered in opdispatch core"});
+    fallbacks_[static_cast<int>(k)] = std::make_shared<AnnotatedKernel>(
+        AnnotatedKernel{nullptr, KernelFunction::make_fallthrough(), nullptr, std::nullopt,
+                        "registered in opdispatch core"});
   }
 }
 
@@ -167,8 +167,9 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
             "{}: cannot register a kernel to {}, which stands for one key per backend; register "
             "to a runtime key ({}) or an alias key",
             name.to_string(), to_string(k),
-            k == DispatchKey::Dense ? "CPU, CUDA, PrivateUse1, Meta"
-                                    : "AutogradCPU, AutogradCUDA, AutogradPrivateUse1, AutogradMeta");
+            k == DispatchKey::Dense
+                ? "CPU, CUDA, PrivateUse1, Meta"
+                : "AutogradCPU, AutogradCUDA, AutogradPrivateUse1, AutogradMeta");
   OPD_CHECK(kernel.is_valid(), "{}: the kernel registered at {} is empty", name.to_string(), debug);
   opd_plugin_context* ctx = detail::current_registration_context();
   if (ctx) debug += ctx->suffix;
@@ -184,14 +185,15 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
       throw Error(fmt::format(
           "\nMismatch in kernel C++ signatures\n  operator: {}\n    {}\n  kernel 1: {}\n    "
           "dispatch key: {}\n    {}\n  kernel 2: {}\n    dispatch key: {}\n    {}\n",
-          e->schema_ ? e->schema_->to_string() : name.to_string(), debug_or_unknown(e->schema_debug()),
-          prev->signature.name(), to_string(prev->key), *prev->debug, cpp_signature->name(),
-          to_string(k), debug));
+          e->schema_ ? e->schema_->to_string() : name.to_string(),
+          debug_or_unknown(e->schema_debug()), prev->signature.name(), to_string(prev->key),
+          *prev->debug, cpp_signature->name(), to_string(k), debug));
     }
   }
   OperatorEntry& entry = e ? *e : create(name);
   auto& list = entry.kernels(k);
-  bool reloading = ctx && ctx->replaces && !list.empty() && list.front()->owner.get() == ctx->replaces;
+  bool reloading =
+      ctx && ctx->replaces && !list.empty() && list.front()->owner.get() == ctx->replaces;
   if (!list.empty() && !reloading && warned_overrides_.emplace(name.to_string(), k).second) {
     // Once per operator and key: overriding is legitimate (tests, vendor plugins), but should
     // not go unnoticed.
@@ -311,7 +313,8 @@ void Dispatcher::check_invariants() {
   for (const auto& [name, e] : operators_) e->check_invariants();
 }
 
-std::vector<std::string> Dispatcher::registrations_for_dispatch_key(std::optional<DispatchKey> key) {
+std::vector<std::string> Dispatcher::registrations_for_dispatch_key(
+    std::optional<DispatchKey> key) {
   WriteLock lock(*this);
   std::vector<std::string> out;
   for (const auto& [name, e] : operators_) {

@@ -1,9 +1,9 @@
 #include "opd/library.h"
 
+#include <fmt/format.h>
+
 #include <mutex>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "opd/dispatcher.h"
 #include "opd/error.h"
@@ -12,8 +12,7 @@ namespace opd {
 namespace {
 
 // "foo" or "foo.bar" in namespace `ns`; an explicit namespace must be `ns`.
-OperatorName qualify(OperatorName op, const std::string& ns, Library::Kind kind,
-                     const char* what) {
+OperatorName qualify(OperatorName op, const std::string& ns, Library::Kind kind, const char* what) {
   auto sep = op.name.find("::");
   if (sep == std::string::npos) {
     op.name = ns + "::" + op.name;
@@ -39,9 +38,12 @@ std::shared_ptr<const FunctionSchema> parse_inferred_schema(const std::string& t
 
 const char* to_string(Library::Kind kind) {
   switch (kind) {
-    case Library::DEF: return "DEF";
-    case Library::FRAGMENT: return "FRAGMENT";
-    case Library::IMPL: return "IMPL";
+    case Library::DEF:
+      return "DEF";
+    case Library::FRAGMENT:
+      return "FRAGMENT";
+    case Library::IMPL:
+      return "IMPL";
   }
   return "?";
 }
@@ -128,7 +130,8 @@ Library& Library::def(std::string_view name_or_schema, CppFunction f, std::sourc
   }
   OperatorName name = qualify(schema->operator_name(), ns_, kind_, "schema string");
   std::string overload_qualified = name.to_string();
-  auto def_handle = Dispatcher::singleton().register_def(std::move(*schema).with_name(name), debug(loc));
+  auto def_handle =
+      Dispatcher::singleton().register_def(std::move(*schema).with_name(name), debug(loc));
   register_impl(overload_qualified, DispatchKey::CompositeImplicitAutograd, std::move(f), loc);
   // The def must outlive the impl: insert it below.
   registrations_.insert(registrations_.end() - 1, std::move(def_handle));
@@ -166,12 +169,14 @@ Library& Library::fallback(CppFunction f, std::source_location loc) & {
             "globally, please define a separate block:\n\n    OPD_LIBRARY_IMPL(_, {}, m) {{ "
             "m.fallback(...); }}\n\n({})",
             ns_, key_ ? to_string(*key_) : "YourDispatchKey", debug(loc));
-  OPD_CHECK(key_.has_value(), "fallback(...): the IMPL library has no dispatch key ({})", debug(loc));
+  OPD_CHECK(key_.has_value(), "fallback(...): the IMPL library has no dispatch key ({})",
+            debug(loc));
   DispatchKeySet keys = runtime_keys_for(*key_);
   size_t before = registrations_.size();
   try {
     for (DispatchKey k : keys) {
-      registrations_.push_back(Dispatcher::singleton().register_fallback(k, f.kernel(), debug(loc)));
+      registrations_.push_back(
+          Dispatcher::singleton().register_fallback(k, f.kernel(), debug(loc)));
     }
   } catch (...) {
     while (registrations_.size() > before) registrations_.pop_back();

@@ -1,9 +1,9 @@
 #include "logging.h"
 
-#include <cstdlib>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <cstdlib>
 
 namespace opd {
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include <memory>
-
 #include <spdlog/logger.h>
+
+#include <memory>
 
 namespace opd {
 

@@ -19,12 +19,18 @@ const KernelFunction& missing_kernel_function() {
 
 const char* source_name(KernelSource s) {
   switch (s) {
-    case KernelSource::Kernel: return "kernel";
-    case KernelSource::DefaultBackend: return "default backend kernel";
-    case KernelSource::Math: return "math kernel";
-    case KernelSource::Autograd: return "autograd kernel";
-    case KernelSource::BackendFallback: return "backend fallback";
-    case KernelSource::Missing: return "missing";
+    case KernelSource::Kernel:
+      return "kernel";
+    case KernelSource::DefaultBackend:
+      return "default backend kernel";
+    case KernelSource::Math:
+      return "math kernel";
+    case KernelSource::Autograd:
+      return "autograd kernel";
+    case KernelSource::BackendFallback:
+      return "backend fallback";
+    case KernelSource::Missing:
+      return "missing";
   }
   return "?";
 }
@@ -83,7 +89,8 @@ OperatorEntry::Computed OperatorEntry::compute_entry(DispatchKey k, const Dispat
   if (backend_or_undefined && !cea.empty()) return from(cea, KernelSource::DefaultBackend);
 
   const auto& cia = kernels(DK::CompositeImplicitAutograd);
-  if (!cia.empty() && (k == DK::Undefined || runtime_keys_for(DK::CompositeImplicitAutograd).has(k))) {
+  if (!cia.empty() &&
+      (k == DK::Undefined || runtime_keys_for(DK::CompositeImplicitAutograd).has(k))) {
     bool has_backend_kernel = !cea.empty() || !ceanf.empty() ||
                               (k != DK::Undefined && !kernels(backend_below(k)).empty());
     if (!has_backend_kernel) return from(cia, KernelSource::Math);
@@ -112,7 +119,7 @@ void OperatorEntry::update_table_for(const Dispatcher& d, DispatchKey registered
   // rules, the autograd entries above those backends (CompositeImplicitAutograd yields to a
   // backend kernel there); composite kernels also serve Undefined.
   DispatchKeySet keys = runtime_keys_for(registered);
-  for (DispatchKey b : keys & kBackendKeySet) keys = keys | key_bit(autograd_key_for(backend_of(b)));
+  for (DispatchKey b : keys& kBackendKeySet) keys = keys | key_bit(autograd_key_for(backend_of(b)));
   update_entries(d, keys, is_alias_key(registered));
 }
 
@@ -136,7 +143,8 @@ void OperatorEntry::update_entries(const Dispatcher& d, DispatchKeySet keys, boo
 std::optional<OperatorEntry::SignatureSource> OperatorEntry::cpp_signature() const {
   for (int i = 0; i < kNumDispatchKeys; ++i) {
     for (const auto& k : kernels_[i]) {
-      if (k->cpp_signature) return SignatureSource{*k->cpp_signature, static_cast<DispatchKey>(i), &k->debug};
+      if (k->cpp_signature)
+        return SignatureSource{*k->cpp_signature, static_cast<DispatchKey>(i), &k->debug};
     }
   }
   return std::nullopt;
@@ -170,8 +178,9 @@ std::string OperatorEntry::dump_computed_table() const {
     auto k = static_cast<DispatchKey>(i);
     Computed c = compute_entry(k, d);
     if (c.source == KernelSource::Missing) continue;
-    out += fmt::format("{}: {}{} [{}]\n", display_name(k), c.kernel->is_fallthrough() ? "fallthrough " : "",
-                       *c.debug, source_name(c.source));
+    out += fmt::format("{}: {}{} [{}]\n", display_name(k),
+                       c.kernel->is_fallthrough() ? "fallthrough " : "", *c.debug,
+                       source_name(c.source));
   }
   return out;
 }
@@ -188,18 +197,21 @@ std::string OperatorEntry::available_keys() const {
 
 void OperatorEntry::check_invariants() const {
   auto fail = [&](const std::string& what) {
-    throw Error(fmt::format("{}: invariant violated: {}\nCanonical state\n~~~~~~~~~~~\n{}\n\nComputed "
-                            "table:\n~~~~~~~~~~~\n{}",
-                            name_.to_string(), what, dump_state(), dump_computed_table()));
+    throw Error(
+        fmt::format("{}: invariant violated: {}\nCanonical state\n~~~~~~~~~~~\n{}\n\nComputed "
+                    "table:\n~~~~~~~~~~~\n{}",
+                    name_.to_string(), what, dump_state(), dump_computed_table()));
   };
   if (schema_ && !(schema_->operator_name() == name_)) {
-    fail(fmt::format("schema name {} differs from the operator's name", schema_->operator_name().to_string()));
+    fail(fmt::format("schema name {} differs from the operator's name",
+                     schema_->operator_name().to_string()));
   }
   if (!kernels(DispatchKey::Undefined).empty()) fail("a kernel is registered to Undefined");
   if (defs_.empty() == schema_.has_value()) fail("def_count and schema disagree");
   int kernel_count = 0;
   for (const auto& l : kernels_) kernel_count += static_cast<int>(l.size());
-  if (def_count() + kernel_count != def_and_impl_count_) fail("def_and_impl_count is not defs + kernels");
+  if (def_count() + kernel_count != def_and_impl_count_)
+    fail("def_and_impl_count is not defs + kernels");
   const Dispatcher& d = Dispatcher::singleton();
   uint64_t mask = kFullKeySet.raw();
   for (int i = 0; i < kNumRuntimeEntries; ++i) {

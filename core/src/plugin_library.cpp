@@ -1,12 +1,11 @@
 #include "plugin_library.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <stdlib.h>
 
 #include <cstring>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "logging.h"
 #include "opd/error.h"
@@ -36,12 +35,14 @@ PluginLibrary::PluginLibrary(const std::filesystem::path& path, bool private_cop
     std::filesystem::copy_file(path, mapped_path_);
   }
   try {
-    lib_.load(mapped_path_.string(), boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    lib_.load(mapped_path_.string(),
+              boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     const char* err = dlerror();
     std::string why = err ? err : e.what();
     if (!copy_dir_.empty()) std::filesystem::remove_all(copy_dir_);
-    throw PluginError(fmt::format("{}: cannot be loaded as a shared object: {}", path.string(), why));
+    throw PluginError(
+        fmt::format("{}: cannot be loaded as a shared object: {}", path.string(), why));
   }
 }
 
@@ -72,12 +73,13 @@ const opd_plugin_info& PluginLibrary::entry() {
     throw PluginError(fmt::format(
         "{}: built for plugin ABI {}.{}, newer than this opdispatch's {}.{}; upgrade opdispatch "
         "or rebuild the plugin against it",
-        path_.string(), info->abi_major, info->abi_minor, OPD_PLUGIN_ABI_MAJOR, OPD_PLUGIN_ABI_MINOR));
+        path_.string(), info->abi_major, info->abi_minor, OPD_PLUGIN_ABI_MAJOR,
+        OPD_PLUGIN_ABI_MINOR));
   }
   if (info->struct_size < sizeof(opd_plugin_info)) {
-    throw PluginError(fmt::format("{}: the entry point's struct has {} bytes, expected {} for ABI {}.{}",
-                                  path_.string(), info->struct_size, sizeof(opd_plugin_info),
-                                  info->abi_major, info->abi_minor));
+    throw PluginError(fmt::format(
+        "{}: the entry point's struct has {} bytes, expected {} for ABI {}.{}", path_.string(),
+        info->struct_size, sizeof(opd_plugin_info), info->abi_major, info->abi_minor));
   }
   std::string fingerprint = info->build_fingerprint ? info->build_fingerprint : "(none)";
   if (fingerprint != OPD_BUILD_FINGERPRINT) {
@@ -102,8 +104,9 @@ PluginLibrary::~PluginLibrary() {
   }
   bool resident = is_mapped(mapped_path_);
   if (resident && reason.empty()) {
-    reason = "still mapped after dlclose: the library or one it loaded is marked NODELETE (for "
-             "example through STB_GNU_UNIQUE symbols; build plugins with -fno-gnu-unique)";
+    reason =
+        "still mapped after dlclose: the library or one it loaded is marked NODELETE (for "
+        "example through STB_GNU_UNIQUE symbols; build plugins with -fno-gnu-unique)";
   }
   if (!copy_dir_.empty()) {
     std::error_code ec;

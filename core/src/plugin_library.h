@@ -1,10 +1,9 @@
 #pragma once
 
+#include <boost/dll/shared_library.hpp>
 #include <filesystem>
 #include <functional>
 #include <string>
-
-#include <boost/dll/shared_library.hpp>
 
 #include "opd/plugin.h"
 

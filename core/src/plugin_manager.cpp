@@ -1,6 +1,7 @@
 #include "opd/plugin_manager.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include <mutex>
 #include <set>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "logging.h"
 #include "opd/dispatcher.h"
@@ -27,13 +26,20 @@ namespace opd {
 
 const char* to_string(PluginState s) {
   switch (s) {
-    case PluginState::Available: return "available";
-    case PluginState::Loaded: return "loaded";
-    case PluginState::Unavailable: return "unavailable";
-    case PluginState::Failed: return "failed";
-    case PluginState::Unloading: return "unloading";
-    case PluginState::Unloaded: return "unloaded";
-    case PluginState::Resident: return "resident";
+    case PluginState::Available:
+      return "available";
+    case PluginState::Loaded:
+      return "loaded";
+    case PluginState::Unavailable:
+      return "unavailable";
+    case PluginState::Failed:
+      return "failed";
+    case PluginState::Unloading:
+      return "unloading";
+    case PluginState::Unloaded:
+      return "unloaded";
+    case PluginState::Resident:
+      return "resident";
   }
   return "?";
 }
@@ -64,7 +70,7 @@ void check_permissions(const fs::path& p) {
   const char* allow = std::getenv("OPD_ALLOW_INSECURE_PLUGINS");
   if (allow && std::string(allow) == "1") return;
   for (const fs::path& f : {p, p.parent_path()}) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(f.c_str(), &st) != 0) continue;
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
       throw PluginError(fmt::format(
@@ -98,8 +104,8 @@ struct PluginManager::Impl {
   std::vector<fs::path> dirs() {
     std::vector<fs::path> out;
     if (fs::path lib = core_library_dir(); !lib.empty()) {
-      out.push_back(lib.parent_path() / "plugins");    // build tree: build/{lib,plugins}
-      out.push_back(lib / "opdispatch" / "plugins");   // install: <prefix>/lib/opdispatch/plugins
+      out.push_back(lib.parent_path() / "plugins");   // build tree: build/{lib,plugins}
+      out.push_back(lib / "opdispatch" / "plugins");  // install: <prefix>/lib/opdispatch/plugins
     }
     if (const char* env = std::getenv("OPD_PLUGIN_PATH")) {
       std::string s = env;
@@ -172,7 +178,8 @@ struct PluginManager::Impl {
     s.description = m.description;
     s.manifest = m.path.string();
     s.library = m.library.string();
-    if (r.library) s.registrations = Dispatcher::singleton().registrations_owned_by(r.library.get());
+    if (r.library)
+      s.registrations = Dispatcher::singleton().registrations_owned_by(r.library.get());
     return s;
   }
 
@@ -183,9 +190,9 @@ struct PluginManager::Impl {
                                                    bool private_copy, const void* replaces,
                                                    std::string* unavailable_reason) {
     if (m.abi != OPD_PLUGIN_ABI_MAJOR) {
-      throw PluginError(fmt::format(
-          "{}: the manifest says plugin ABI {}, but this opdispatch supports ABI {}", m.where("abi"),
-          m.abi, OPD_PLUGIN_ABI_MAJOR));
+      throw PluginError(
+          fmt::format("{}: the manifest says plugin ABI {}, but this opdispatch supports ABI {}",
+                      m.where("abi"), m.abi, OPD_PLUGIN_ABI_MAJOR));
     }
     check_permissions(m.path);
     check_permissions(m.library);
@@ -232,7 +239,8 @@ struct PluginManager::Impl {
     }
     d.reclaim();  // its undone kernels hold references on the library
     if (status == OPD_PLUGIN_UNAVAILABLE) {
-      *unavailable_reason = ctx.message.empty() ? "the plugin reported itself unavailable" : ctx.message;
+      *unavailable_reason =
+          ctx.message.empty() ? "the plugin reported itself unavailable" : ctx.message;
       return nullptr;
     }
     throw PluginError(fmt::format("{}: registration failed: {}", m.library.string(),
@@ -245,7 +253,8 @@ struct PluginManager::Impl {
     if (std::find(chain.begin(), chain.end(), m.plugin) != chain.end()) {
       std::string cycle;
       for (const auto& c : chain) cycle += c + " -> ";
-      throw PluginError(fmt::format("{}: circular requires: {}{}", m.path.string(), cycle, m.plugin));
+      throw PluginError(
+          fmt::format("{}: circular requires: {}{}", m.path.string(), cycle, m.plugin));
     }
     chain.push_back(m.plugin);
     try {
@@ -323,8 +332,9 @@ struct PluginManager::Impl {
   PluginStatus unload(const std::string& name, bool cascade) {
     auto it = records.find(name);
     if (it == records.end() || !it->second->library) {
-      throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded{}", name,
-                                    it == records.end() ? "" : fmt::format(" (state {})", to_string(it->second->state))));
+      throw PluginError(fmt::format(
+          "cannot unload plugin '{}': it is not loaded{}", name,
+          it == records.end() ? "" : fmt::format(" (state {})", to_string(it->second->state))));
     }
     Record& r = *it->second;
     for (auto& [other, rec] : records) {
@@ -344,8 +354,9 @@ struct PluginManager::Impl {
     if (r.info && r.info->shutdown_fn) r.info->shutdown_fn();
     if (size_t left = Dispatcher::singleton().registrations_owned_by(lib.get()); left > 0) {
       logger()->error("plugin {}: shutdown left {} registrations behind", name, left);
-      set_state(r, PluginState::Resident,
-                fmt::format("shutdown left {} registrations behind; the library stays mapped", left));
+      set_state(
+          r, PluginState::Resident,
+          fmt::format("shutdown left {} registrations behind; the library stays mapped", left));
     }
     release(r, std::move(lib));
     return status_of(r);

@@ -1,13 +1,12 @@
 #include "plugin_manifest.h"
 
+#include <fmt/format.h>
 #include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
 
 #include <array>
 #include <fstream>
 #include <set>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "opd/error.h"
 
@@ -17,7 +16,8 @@ namespace {
 [[noreturn]] void fail(const std::filesystem::path& file, const YAML::Mark& mark,
                        const std::string& what) {
   if (mark.is_null()) throw PluginError(fmt::format("{}: {}", file.string(), what));
-  throw PluginError(fmt::format("{}:{}:{}: {}", file.string(), mark.line + 1, mark.column + 1, what));
+  throw PluginError(
+      fmt::format("{}:{}:{}: {}", file.string(), mark.line + 1, mark.column + 1, what));
 }
 
 std::string scalar(const std::filesystem::path& file, const YAML::Node& n, const char* field) {
@@ -47,8 +47,9 @@ PluginManifest read_manifest(const std::filesystem::path& path) {
   }
   if (!root.IsMap()) fail(file, root.Mark(), "the manifest must be a mapping of fields");
 
-  static const std::set<std::string> kKnown = {"plugin", "version", "abi", "library", "sha256",
-                                               "dispatch_keys", "requires", "load", "description"};
+  static const std::set<std::string> kKnown = {"plugin",   "version", "abi",
+                                               "library",  "sha256",  "dispatch_keys",
+                                               "requires", "load",    "description"};
   for (const auto& kv : root) {
     std::string key = kv.first.as<std::string>();
     if (!kKnown.count(key)) {
@@ -80,7 +81,8 @@ PluginManifest read_manifest(const std::filesystem::path& path) {
   }
   if (root["sha256"]) {
     m.sha256 = scalar(file, root["sha256"], "sha256");
-    if (m.sha256->size() != 64 || m.sha256->find_first_not_of("0123456789abcdef") != std::string::npos) {
+    if (m.sha256->size() != 64 ||
+        m.sha256->find_first_not_of("0123456789abcdef") != std::string::npos) {
       fail(file, root["sha256"].Mark(), "'sha256' must be 64 lowercase hexadecimal digits");
     }
   }

@@ -22,7 +22,7 @@ namespace opd {
 //   load: default            optional, default | on-demand (the default)
 //   description: ...         optional
 struct PluginManifest {
-  std::filesystem::path path;     // the manifest file, absolute
+  std::filesystem::path path;  // the manifest file, absolute
   std::string plugin;
   std::string version;
   int abi = 0;

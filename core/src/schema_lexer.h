@@ -3,9 +3,9 @@
 // Reading schema text, shared by schema_parser.cpp (the grammar), schema_lexer.cpp (tokens) and
 // schema_defaults.cpp (default values). Private to the core.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <array>
 #include <optional>
 #include <string>
 #include <string_view>

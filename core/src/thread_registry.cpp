@@ -55,8 +55,9 @@ bool asymmetric_fence() {
   if (!registered || syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
     static std::once_flag warned;
     std::call_once(warned, [] {
-      logger()->warn("membarrier(PRIVATE_EXPEDITED) is unavailable; replaced kernels and erased "
-                     "operators are kept until exit");
+      logger()->warn(
+          "membarrier(PRIVATE_EXPEDITED) is unavailable; replaced kernels and erased "
+          "operators are kept until exit");
     });
     return false;
   }

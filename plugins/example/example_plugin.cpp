@@ -27,7 +27,8 @@ opd::Tensor empty_cpu(opd::IntArrayRef sizes) {
 
 opd::Tensor scale_cpu(const opd::Tensor& self, double factor) {
   OPD_CHECK_T(opd::TypeError, self.scalar_type() == opd::ScalarType::Float32,
-              "example::scale: expected a Float tensor, got {}", opd::to_string(self.scalar_type()));
+              "example::scale: expected a Float tensor, got {}",
+              opd::to_string(self.scalar_type()));
   OPD_CHECK(self.is_contiguous(), "example::scale: expected a contiguous tensor");
   opd::Tensor out = empty_cpu(self.sizes());
   const float* in = self.data_ptr<float>();

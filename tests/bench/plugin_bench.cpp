@@ -87,7 +87,8 @@ void BM_DispatchThroughputDuringReload(benchmark::State& state) {
     done = true;
     t1.join();
     t2.join();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     state.SetIterationTime(seconds / static_cast<double>(calls.load()));
     state.counters["calls_per_s"] = static_cast<double>(calls.load()) / seconds;
     state.counters["failed"] = static_cast<double>(failed.load());
@@ -127,7 +128,8 @@ BENCHMARK(BM_DispatchToPluginKernel);
 const bool ratios_declared = [] {
   opd::bench::add_ratio("BM_DispatchToPluginKernel", "BM_DirectCallSameSignature", "<= 1.2");
   // Time per call without reloads over time per call with them: the throughput ratio.
-  opd::bench::add_ratio("BM_DispatchThroughputDuringReload/0", "BM_DispatchThroughputDuringReload/1",
+  opd::bench::add_ratio("BM_DispatchThroughputDuringReload/0",
+                        "BM_DispatchThroughputDuringReload/1",
                         ">= 0.9 (throughput during reloads / without)");
   return true;
 }();

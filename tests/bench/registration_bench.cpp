@@ -18,7 +18,8 @@ opd::Tensor kernel(const opd::Tensor& x) { return x; }
 const std::vector<std::string>& schemas() {
   static const std::vector<std::string> s = [] {
     std::vector<std::string> out;
-    for (int i = 0; i < kOps; ++i) out.push_back("op" + std::to_string(i) + "(Tensor self) -> Tensor");
+    for (int i = 0; i < kOps; ++i)
+      out.push_back("op" + std::to_string(i) + "(Tensor self) -> Tensor");
     return out;
   }();
   return s;
@@ -51,9 +52,9 @@ void BM_Register2000DefImplPairs(benchmark::State& state) {
     def.reset();
     state.ResumeTiming();
   }
-  state.counters["per_pair"] = benchmark::Counter(
-      static_cast<double>(kOps) * state.iterations(),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["per_pair"] =
+      benchmark::Counter(static_cast<double>(kOps) * state.iterations(),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Register2000DefImplPairs)->Unit(benchmark::kMillisecond);
 
@@ -69,9 +70,9 @@ void BM_Deregister2000DefImplPairs(benchmark::State& state) {
     def.reset();
     opd::Dispatcher::singleton().reclaim();
   }
-  state.counters["per_pair"] = benchmark::Counter(
-      static_cast<double>(kOps) * state.iterations(),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["per_pair"] =
+      benchmark::Counter(static_cast<double>(kOps) * state.iterations(),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Deregister2000DefImplPairs)->Unit(benchmark::kMillisecond);
 

@@ -43,7 +43,7 @@ State current_state() {
 }
 
 struct Outcome {
-  std::map<unsigned, State> states;     // by bitmask of live registrations
+  std::map<unsigned, State> states;        // by bitmask of live registrations
   std::map<unsigned, std::string> errors;  // first error message seen per registration
 };
 
@@ -189,7 +189,8 @@ TEST(Commutation, FailedRegistrationsLeaveStateUnchanged) {
   ASSERT_FALSE(o.errors.empty());
   bool saw_duplicate = false, saw_mismatch = false;
   for (const auto& [i, msg] : o.errors) {
-    saw_duplicate |= msg.find("with the same name and overload name multiple times") != std::string::npos;
+    saw_duplicate |=
+        msg.find("with the same name and overload name multiple times") != std::string::npos;
     saw_mismatch |= msg.find("doesn't match the expected function schema") != std::string::npos;
   }
   EXPECT_TRUE(saw_duplicate);
@@ -198,12 +199,13 @@ TEST(Commutation, FailedRegistrationsLeaveStateUnchanged) {
 
 TEST(Commutation, DuplicateFallbackRefusedWithoutTrace) {
   using DK = DispatchKey;
-  Outcome o = commute({def(), fallback(DK::Tracer, false), fallback(DK::Tracer, true),
-                       impl(DK::CPU, &fn_a)});
+  Outcome o = commute(
+      {def(), fallback(DK::Tracer, false), fallback(DK::Tracer, true), impl(DK::CPU, &fn_a)});
   ASSERT_FALSE(o.errors.empty());
   for (const auto& [i, msg] : o.errors) {
-    EXPECT_THAT(msg, ::testing::HasSubstr(
-                         "Tried to register multiple backend fallbacks for the same dispatch key Tracer"));
+    EXPECT_THAT(
+        msg, ::testing::HasSubstr(
+                 "Tried to register multiple backend fallbacks for the same dispatch key Tracer"));
   }
 }
 

@@ -62,8 +62,8 @@ template <class F>
 Reg impl(const OperatorName& op, std::optional<DispatchKey> key, F&& kernel,
          std::source_location loc = std::source_location::current()) {
   CppFunction f(std::forward<F>(kernel));
-  return {dispatcher().register_impl(op, key, f.kernel(), f.signature(),
-                                     f.parsed_inferred_schema(), at(loc)),
+  return {dispatcher().register_impl(op, key, f.kernel(), f.signature(), f.parsed_inferred_schema(),
+                                     at(loc)),
           at(loc)};
 }
 

@@ -12,7 +12,8 @@ void free_buffer(void* data, void*) { std::free(data); }
 
 // out = a * x + y, float32, contiguous, same shape.
 opd::Tensor axpy(double a, const opd::Tensor& x, const opd::Tensor& y) {
-  OPD_CHECK(x.numel() == y.numel(), "acme::axpy: x has {} elements but y has {}", x.numel(), y.numel());
+  OPD_CHECK(x.numel() == y.numel(), "acme::axpy: x has {} elements but y has {}", x.numel(),
+            y.numel());
   auto* out = static_cast<float*>(std::malloc(sizeof(float) * static_cast<size_t>(x.numel())));
   const float* px = x.data_ptr<float>();
   const float* py = y.data_ptr<float>();

@@ -12,14 +12,15 @@
 namespace opd::cli {
 
 void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
-  auto* cmd = app.add_subcommand(
-      "bench", "Run the benchmarks (arguments after -- go to Google Benchmark)");
+  auto* cmd =
+      app.add_subcommand("bench", "Run the benchmarks (arguments after -- go to Google Benchmark)");
   cmd->allow_extras();
   cmd->callback([cmd, &exit_code, argv0] {
     std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
     std::filesystem::path bench = self.parent_path() / "opd_bench";
     if (!std::filesystem::exists(bench)) {
-      std::cerr << "opd bench: " << bench << " was not built (configure with OPD_BUILD_BENCHMARKS=ON)\n";
+      std::cerr << "opd bench: " << bench
+                << " was not built (configure with OPD_BUILD_BENCHMARKS=ON)\n";
       exit_code = 1;
       return;
     }

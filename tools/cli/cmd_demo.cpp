@@ -45,7 +45,8 @@ void run_demo() {
   section("opd schema: canonical forms and a parse error");
   for (const char* s :
        {"aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor "
+        "indices)",
         "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"}) {
     std::cout << parse_schema(s).to_string() << "\n";
   }

@@ -1,7 +1,6 @@
 // opd ops / opd dump: the operators the dispatcher knows, and one operator's state.
 
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -26,7 +25,8 @@ void add_ops(CLI::App& app, int& exit_code) {
                        {"schema", op->has_schema() ? op->schema().to_string() : ""},
                        {"debug", op->debug()}});
       } else {
-        std::cout << (op->has_schema() ? op->schema().to_string() : name.to_string() + " (no schema)")
+        std::cout << (op->has_schema() ? op->schema().to_string()
+                                       : name.to_string() + " (no schema)")
                   << "\n";
       }
     }

@@ -1,12 +1,12 @@
 // opd plugins / opd load / opd check: the plugin table, loading one plugin, and the vendor's
 // consistency check of the default set.
 
+#include <fmt/format.h>
+
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "opd/dispatcher.h"
@@ -19,11 +19,16 @@ namespace {
 nlohmann::json to_json(const PluginStatus& s) {
   nlohmann::json keys = nlohmann::json::array();
   for (DispatchKey k : s.dispatch_keys) keys.push_back(to_string(k));
-  return {{"name", s.name},           {"version", s.version},
-          {"state", to_string(s.state)}, {"reason", s.reason},
-          {"keys", keys},             {"kernels", s.registrations},
-          {"requires", s.requires_},  {"load", s.load_default ? "default" : "on-demand"},
-          {"library", s.library},     {"manifest", s.manifest}};
+  return {{"name", s.name},
+          {"version", s.version},
+          {"state", to_string(s.state)},
+          {"reason", s.reason},
+          {"keys", keys},
+          {"kernels", s.registrations},
+          {"requires", s.requires_},
+          {"load", s.load_default ? "default" : "on-demand"},
+          {"library", s.library},
+          {"manifest", s.manifest}};
 }
 
 void print_table(const std::vector<PluginStatus>& all) {
@@ -31,7 +36,8 @@ void print_table(const std::vector<PluginStatus>& all) {
                            "keys", "kernels", "library / reason");
   for (const auto& s : all) {
     std::string keys;
-    for (DispatchKey k : s.dispatch_keys) keys += (keys.empty() ? "" : ",") + std::string(to_string(k));
+    for (DispatchKey k : s.dispatch_keys)
+      keys += (keys.empty() ? "" : ",") + std::string(to_string(k));
     std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:>7}  {}\n", s.name, s.version,
                              to_string(s.state), keys, s.registrations,
                              s.reason.empty() ? s.library : s.reason);
@@ -41,7 +47,8 @@ void print_table(const std::vector<PluginStatus>& all) {
 }  // namespace
 
 void add_plugins(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("plugins", "List plugins found in the search path (reads manifests only)");
+  auto* cmd =
+      app.add_subcommand("plugins", "List plugins found in the search path (reads manifests only)");
   static bool json = false, load = false;
   cmd->add_flag("--json", json, "Print JSON");
   cmd->add_flag("--load", load, "Load the default set first, to show what they register");
@@ -79,7 +86,8 @@ void add_check(CLI::App& app, int& exit_code) {
       ++problems;
     };
     for (const auto& s : plugins().load_default()) {
-      if (s.state == PluginState::Failed) report(fmt::format("plugin {} failed: {}", s.name, s.reason));
+      if (s.state == PluginState::Failed)
+        report(fmt::format("plugin {} failed: {}", s.name, s.reason));
     }
     for (const auto& p : extra) {
       try {

@@ -72,7 +72,8 @@ class CallScope {
   static constexpr uint64_t kEpoch = kDepthMask + 1;
 
   CallScope() : s_(tls_dispatch_state) {
-    if (!s_.registered) [[unlikely]] register_dispatch_thread();
+    if (!s_.registered) [[unlikely]]
+      register_dispatch_thread();
 #if defined(__SANITIZE_THREAD__)
     s_.calls.fetch_add(1, std::memory_order_seq_cst);
 #else

@@ -25,12 +25,19 @@ struct AnnotatedKernel {
   KernelFunction kernel;
   // From the C++ signature, shared by every kernel of that signature; null when boxed.
   std::shared_ptr<const FunctionSchema> inferred_schema;
-  std::optional<CppSignature> cpp_signature;      // none when boxed
-  std::string debug;                              // "registered at file:line"
+  std::optional<CppSignature> cpp_signature;  // none when boxed
+  std::string debug;                          // "registered at file:line"
 };
 
 // Where a computed-table entry came from, printed in dump_computed_table() as PyTorch does.
-enum class KernelSource : uint8_t { Kernel, DefaultBackend, Math, Autograd, BackendFallback, Missing };
+enum class KernelSource : uint8_t {
+  Kernel,
+  DefaultBackend,
+  Math,
+  Autograd,
+  BackendFallback,
+  Missing
+};
 
 // The per-operator state: schema, registered kernels per key and the computed runtime table.
 // Mutated only by the Dispatcher under its mutex; the table and key mask are read by

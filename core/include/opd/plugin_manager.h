@@ -29,8 +29,8 @@ struct PluginStatus {
   std::vector<std::string> requires_;
   bool load_default = false;
   std::string description;
-  std::string manifest;  // absolute path
-  std::string library;   // absolute path
+  std::string manifest;      // absolute path
+  std::string library;       // absolute path
   size_t registrations = 0;  // defs, kernels and fallbacks it has registered (when loaded)
 };
 

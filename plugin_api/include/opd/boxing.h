@@ -112,12 +112,12 @@ struct Traits {
   static_assert(kAlwaysFalse<D>, "opdispatch cannot box this C++ type in a kernel signature");
 };
 
-#define OPD_BOXING_TRAITS(CppType, SchemaType, Getter)                    \
-  template <>                                                             \
-  struct Traits<CppType> {                                                \
-    static std::string schema_type() { return SchemaType; }               \
-    static decltype(auto) get(IValue& v) { return v.Getter(); }           \
-    static IValue box(const CppType& x) { return IValue(x); }             \
+#define OPD_BOXING_TRAITS(CppType, SchemaType, Getter)          \
+  template <>                                                   \
+  struct Traits<CppType> {                                      \
+    static std::string schema_type() { return SchemaType; }     \
+    static decltype(auto) get(IValue& v) { return v.Getter(); } \
+    static IValue box(const CppType& x) { return IValue(x); }   \
   };
 OPD_BOXING_TRAITS(Tensor, "Tensor", to_tensor)
 OPD_BOXING_TRAITS(int64_t, "int", to_int)
@@ -159,9 +159,9 @@ using TraitsOf = Traits<std::remove_cvref_t<P>>;
 // kernels mutate the tensor, not the handle), a value otherwise.
 template <class P>
 struct Holder {
-  using type = std::conditional_t<std::is_lvalue_reference_v<P> &&
-                                      !std::is_const_v<std::remove_reference_t<P>>,
-                                  std::remove_cvref_t<P>, decltype(TraitsOf<P>::get(std::declval<IValue&>()))>;
+  using type = std::conditional_t<
+      std::is_lvalue_reference_v<P> && !std::is_const_v<std::remove_reference_t<P>>,
+      std::remove_cvref_t<P>, decltype(TraitsOf<P>::get(std::declval<IValue&>()))>;
 };
 
 // ---- Results ---------------------------------------------------------------------------------
@@ -224,8 +224,9 @@ void call_unboxed_from_boxed(Fn&& fn, const OperatorHandle& op, Stack* stack) {
   using Held = std::tuple<typename Holder<Args>::type...>;
   Held held = [&]<size_t... I>(std::index_sequence<I...>) {
     return Held(TraitsOf<Args>::get(base[I])...);
-  }(std::index_sequence_for<Args...>{});
-  auto call = [&]<size_t... I>(std::index_sequence<I...>) -> decltype(auto) {
+  }
+  (std::index_sequence_for<Args...>{});
+  auto call = [&]<size_t... I>(std::index_sequence<I...>)->decltype(auto) {
     return fn(static_cast<Args>(std::get<I>(held))...);
   };
   if constexpr (std::is_void_v<Ret>) {
@@ -244,8 +245,8 @@ void call_unboxed_from_boxed(Fn&& fn, const OperatorHandle& op, Stack* stack) {
 // A Tensor& result is the first Tensor& argument (in-place kernels return self); a tuple of
 // Tensor& is the trailing Tensor& arguments (out= kernels return their outs).
 template <class Ret, class... Args>
-Ret call_boxed_from_unboxed(BoxedKernelFn boxed, OperatorKernel* functor,
-                            const OperatorHandle& op, DispatchKeySet ks, Args... args) {
+Ret call_boxed_from_unboxed(BoxedKernelFn boxed, OperatorKernel* functor, const OperatorHandle& op,
+                            DispatchKeySet ks, Args... args) {
   Stack stack;
   stack.reserve(sizeof...(Args));
   (stack.push_back(TraitsOf<Args>::box(args)), ...);
@@ -259,12 +260,14 @@ Ret call_boxed_from_unboxed(BoxedKernelFn boxed, OperatorKernel* functor,
     if constexpr (kIsMutableTensorRef<std::tuple_element_t<0, Ret>>) {
       return [&]<size_t... I>(std::index_sequence<I...>) {
         return Ret(nth_mutable_tensor(k - 1 - I, true, args...)...);
-      }(std::make_index_sequence<k>{});
+      }
+      (std::make_index_sequence<k>{});
     } else {
       IValue* base = stack.data() + (stack.size() - k);
       return [&]<size_t... I>(std::index_sequence<I...>) {
         return Ret(pop_owned<std::tuple_element_t<I, Ret>>(base[I])...);
-      }(std::make_index_sequence<k>{});
+      }
+      (std::make_index_sequence<k>{});
     }
   } else if constexpr (kIsView<std::remove_cvref_t<Ret>>) {
     // The result would point into the stack that is about to go away.
@@ -288,7 +291,8 @@ std::string infer_returns() {
                std::to_string(I)),
        ...);
       return out + ")";
-    }(std::make_index_sequence<std::tuple_size_v<D>>{});
+    }
+    (std::make_index_sequence<std::tuple_size_v<D>>{});
   } else {
     return TraitsOf<Ret>::schema_type() + " _0";
   }
@@ -301,8 +305,7 @@ struct InferSchema<Ret(Args...)> {
   static std::string str() {
     std::string out = "(";
     size_t i = 0;
-    ((out += (i ? ", " : "") + TraitsOf<Args>::schema_type() + " _" + std::to_string(i), ++i),
-     ...);
+    ((out += (i ? ", " : "") + TraitsOf<Args>::schema_type() + " _" + std::to_string(i), ++i), ...);
     return out + ") -> " + infer_returns<Ret>();
   }
 };

@@ -84,10 +84,14 @@ constexpr BackendComponent backend_of(DispatchKey k) {
 }
 constexpr BackendComponent backend_of(DeviceType t) {
   switch (t) {
-    case DeviceType::CPU: return BackendComponent::CPU;
-    case DeviceType::CUDA: return BackendComponent::CUDA;
-    case DeviceType::Meta: return BackendComponent::Meta;
-    case DeviceType::PrivateUse1: return BackendComponent::PrivateUse1;
+    case DeviceType::CPU:
+      return BackendComponent::CPU;
+    case DeviceType::CUDA:
+      return BackendComponent::CUDA;
+    case DeviceType::Meta:
+      return BackendComponent::Meta;
+    case DeviceType::PrivateUse1:
+      return BackendComponent::PrivateUse1;
   }
   return BackendComponent::CPU;
 }

@@ -93,14 +93,19 @@ constexpr DispatchKeySet keys_below(DispatchKey k) {
 // backend and autograd keys. Undefined -> empty.
 constexpr DispatchKeySet runtime_keys_for(DispatchKey k) {
   switch (k) {
-    case DispatchKey::Undefined: return {};
+    case DispatchKey::Undefined:
+      return {};
     case DispatchKey::Dense:
     case DispatchKey::CompositeExplicitAutograd:
-    case DispatchKey::CompositeExplicitAutogradNonFunctional: return kBackendKeySet;
+    case DispatchKey::CompositeExplicitAutogradNonFunctional:
+      return kBackendKeySet;
     case DispatchKey::AutogradFunctionality:
-    case DispatchKey::Autograd: return kAutogradKeySet;
-    case DispatchKey::CompositeImplicitAutograd: return kBackendKeySet | kAutogradKeySet;
-    default: return is_runtime_key(k) ? key_bit(k) : DispatchKeySet();
+    case DispatchKey::Autograd:
+      return kAutogradKeySet;
+    case DispatchKey::CompositeImplicitAutograd:
+      return kBackendKeySet | kAutogradKeySet;
+    default:
+      return is_runtime_key(k) ? key_bit(k) : DispatchKeySet();
   }
 }
 

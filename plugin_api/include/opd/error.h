@@ -1,9 +1,9 @@
 #pragma once
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "opd/export.h"
 
@@ -24,11 +24,11 @@ class OPD_API Error : public std::runtime_error {
 };
 
 // Python's exception names, so messages and tests read as PyTorch's do.
-#define OPD_DECLARE_ERROR(Name)            \
-  class OPD_API Name : public Error {      \
-   public:                                 \
-    using Error::Error;                    \
-    ~Name() override;                      \
+#define OPD_DECLARE_ERROR(Name)       \
+  class OPD_API Name : public Error { \
+   public:                            \
+    using Error::Error;               \
+    ~Name() override;                 \
   };
 OPD_DECLARE_ERROR(NotImplementedError)
 OPD_DECLARE_ERROR(TypeError)
@@ -51,16 +51,17 @@ template <class E>
 // OPD_CHECK(cond, fmt, args...) reports bad input from users, manifests and plugins: it throws
 // opd::Error with the formatted message (required). OPD_CHECK_T(Type, cond, ...) throws a
 // subclass. OPD_INTERNAL_ASSERT reports a broken invariant of opdispatch itself.
-#define OPD_CHECK_T(ErrorType, cond, ...)                                                \
-  do {                                                                                   \
-    if (__builtin_expect(!(cond), 0)) {                                                  \
+#define OPD_CHECK_T(ErrorType, cond, ...)                                                    \
+  do {                                                                                       \
+    if (__builtin_expect(!(cond), 0)) {                                                      \
       ::opd::detail::throw_check<ErrorType>(__FILE__, __LINE__, ::fmt::format(__VA_ARGS__)); \
-    }                                                                                    \
+    }                                                                                        \
   } while (0)
 #define OPD_CHECK(cond, ...) OPD_CHECK_T(::opd::Error, cond, __VA_ARGS__)
-#define OPD_INTERNAL_ASSERT(cond, ...)                                                    \
-  do {                                                                                    \
-    if (__builtin_expect(!(cond), 0)) {                                                   \
-      ::opd::detail::throw_internal_assert(#cond, __FILE__, __LINE__, ::fmt::format("" __VA_ARGS__)); \
-    }                                                                                     \
+#define OPD_INTERNAL_ASSERT(cond, ...)                                     \
+  do {                                                                     \
+    if (__builtin_expect(!(cond), 0)) {                                    \
+      ::opd::detail::throw_internal_assert(#cond, __FILE__, __LINE__,      \
+                                           ::fmt::format("" __VA_ARGS__)); \
+    }                                                                      \
   } while (0)

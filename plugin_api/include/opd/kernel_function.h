@@ -117,8 +117,8 @@ struct UnboxedAdapter<F, Ret(Args...), TakesKeys> {
   static void boxed(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks,
                     Stack* stack) {
     call_unboxed_from_boxed<Ret, Args...>(
-        [&](Args... args) -> Ret { return unboxed(functor, ks, std::forward<Args>(args)...); },
-        op, stack);
+        [&](Args... args) -> Ret { return unboxed(functor, ks, std::forward<Args>(args)...); }, op,
+        stack);
   }
 };
 
@@ -134,8 +134,8 @@ KernelFunction KernelFunction::make_from_boxed_functor(std::unique_ptr<F> f) {
 template <class F>
 KernelFunction KernelFunction::make_from_unboxed_callable(F f) {
   using Adapter = detail::UnboxedAdapter<F>;
-  return KernelFunction(std::make_shared<detail::UnboxedFunctor<F>>(std::move(f)),
-                        &Adapter::boxed, reinterpret_cast<void*>(&Adapter::unboxed));
+  return KernelFunction(std::make_shared<detail::UnboxedFunctor<F>>(std::move(f)), &Adapter::boxed,
+                        reinterpret_cast<void*>(&Adapter::unboxed));
 }
 
 }  // namespace opd

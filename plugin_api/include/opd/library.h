@@ -68,8 +68,8 @@ struct BoxedCallableFunctor final : OperatorKernel {
 class CppFunction {
  public:
   template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, CppFunction>)
-  CppFunction(F&& f) {  // NOLINT: implicit by design, as torch::CppFunction
+  requires(!std::is_same_v<std::remove_cvref_t<F>, CppFunction>)
+      CppFunction(F&& f) {  // NOLINT: implicit by design, as torch::CppFunction
     using D = std::decay_t<F>;
     if constexpr (detail::kIsBoxedCallable<D>) {
       kernel_ = KernelFunction::make_from_boxed_functor(
@@ -126,7 +126,8 @@ class OPD_API Library {
   // Defines an operator from its schema ("foo(Tensor x) -> Tensor"; the namespace may be
   // omitted). With a kernel, also registers it as the CompositeImplicitAutograd kernel, and
   // the schema may be a bare name, inferred from the kernel.
-  Library& def(std::string_view schema, std::source_location loc = std::source_location::current()) &;
+  Library& def(std::string_view schema,
+               std::source_location loc = std::source_location::current()) &;
   Library& def(std::string_view name_or_schema, CppFunction f,
                std::source_location loc = std::source_location::current()) &;
   // Registers a kernel for `name` ("foo" or "foo.overload") to the library's key, or
@@ -210,28 +211,28 @@ class LibraryInit {
 #define OPD_UID(prefix) OPD_CONCAT(prefix, __COUNTER__)
 
 // OPD_LIBRARY(ns, m) { m.def("foo(Tensor x) -> Tensor"); } defines the operators of `ns`.
-#define OPD_LIBRARY(ns, m)                                                                  \
-  static void opd_library_init_##ns(::opd::Library&);                                       \
-  static ::opd::detail::LibraryInit opd_library_static_init_##ns(                           \
-      ::opd::Library::DEF, #ns, std::nullopt, &opd_library_init_##ns,                       \
-      std::source_location::current());                                                     \
+#define OPD_LIBRARY(ns, m)                                            \
+  static void opd_library_init_##ns(::opd::Library&);                 \
+  static ::opd::detail::LibraryInit opd_library_static_init_##ns(     \
+      ::opd::Library::DEF, #ns, std::nullopt, &opd_library_init_##ns, \
+      std::source_location::current());                               \
   void opd_library_init_##ns(::opd::Library& m)
 
 // OPD_LIBRARY_FRAGMENT(ns, m) { ... } defines more operators of `ns`; may appear many times.
 #define OPD_LIBRARY_FRAGMENT(ns, m) OPD_LIBRARY_FRAGMENT_UID(ns, m, OPD_UID(opd_fragment_))
-#define OPD_LIBRARY_FRAGMENT_UID(ns, m, uid)                                                \
-  static void OPD_CONCAT(uid, _init)(::opd::Library&);                                      \
-  static ::opd::detail::LibraryInit OPD_CONCAT(uid, _static)(                               \
-      ::opd::Library::FRAGMENT, #ns, std::nullopt, &OPD_CONCAT(uid, _init),                 \
-      std::source_location::current());                                                     \
-  void OPD_CONCAT(uid, _init)(::opd::Library& m)
+#define OPD_LIBRARY_FRAGMENT_UID(ns, m, uid)                                \
+  static void OPD_CONCAT(uid, _init)(::opd::Library&);                      \
+  static ::opd::detail::LibraryInit OPD_CONCAT(uid, _static)(               \
+      ::opd::Library::FRAGMENT, #ns, std::nullopt, &OPD_CONCAT(uid, _init), \
+      std::source_location::current());                                     \
+  void OPD_CONCAT(uid, _init)(::opd::Library & m)
 
 // OPD_LIBRARY_IMPL(ns, Key, m) { m.impl("foo", kernel); } registers kernels of `ns` for Key;
 // OPD_LIBRARY_IMPL(_, Key, m) { m.fallback(...); } registers a backend fallback.
 #define OPD_LIBRARY_IMPL(ns, k, m) OPD_LIBRARY_IMPL_UID(ns, k, m, OPD_UID(opd_impl_))
-#define OPD_LIBRARY_IMPL_UID(ns, k, m, uid)                                                 \
-  static void OPD_CONCAT(uid, _init)(::opd::Library&);                                      \
-  static ::opd::detail::LibraryInit OPD_CONCAT(uid, _static)(                               \
-      ::opd::Library::IMPL, #ns, ::opd::DispatchKey::k, &OPD_CONCAT(uid, _init),            \
-      std::source_location::current());                                                     \
-  void OPD_CONCAT(uid, _init)(::opd::Library& m)
+#define OPD_LIBRARY_IMPL_UID(ns, k, m, uid)                                      \
+  static void OPD_CONCAT(uid, _init)(::opd::Library&);                           \
+  static ::opd::detail::LibraryInit OPD_CONCAT(uid, _static)(                    \
+      ::opd::Library::IMPL, #ns, ::opd::DispatchKey::k, &OPD_CONCAT(uid, _init), \
+      std::source_location::current());                                          \
+  void OPD_CONCAT(uid, _init)(::opd::Library & m)

@@ -57,7 +57,8 @@ inline bool tls_is_dispatch_key_excluded(DispatchKey k) {
 class OPD_API IncludeDispatchKeyGuard {
  public:
   explicit IncludeDispatchKeyGuard(DispatchKeySet keys);
-  explicit IncludeDispatchKeyGuard(DispatchKey key) : IncludeDispatchKeyGuard(DispatchKeySet(key)) {}
+  explicit IncludeDispatchKeyGuard(DispatchKey key)
+      : IncludeDispatchKeyGuard(DispatchKeySet(key)) {}
   ~IncludeDispatchKeyGuard();
   IncludeDispatchKeyGuard(const IncludeDispatchKeyGuard&) = delete;
   IncludeDispatchKeyGuard& operator=(const IncludeDispatchKeyGuard&) = delete;
@@ -71,7 +72,8 @@ class OPD_API IncludeDispatchKeyGuard {
 class OPD_API ExcludeDispatchKeyGuard {
  public:
   explicit ExcludeDispatchKeyGuard(DispatchKeySet keys);
-  explicit ExcludeDispatchKeyGuard(DispatchKey key) : ExcludeDispatchKeyGuard(DispatchKeySet(key)) {}
+  explicit ExcludeDispatchKeyGuard(DispatchKey key)
+      : ExcludeDispatchKeyGuard(DispatchKeySet(key)) {}
   ~ExcludeDispatchKeyGuard();
   ExcludeDispatchKeyGuard(const ExcludeDispatchKeyGuard&) = delete;
   ExcludeDispatchKeyGuard& operator=(const ExcludeDispatchKeyGuard&) = delete;

@@ -39,13 +39,15 @@
 #define OPD_COMPILER_ID "unknown"
 #endif
 #if defined(_GLIBCXX_RELEASE)
-#define OPD_STDLIB_ID "libstdc++-" OPD_STRINGIFY(_GLIBCXX_RELEASE) "-cxx11abi" OPD_STRINGIFY(_GLIBCXX_USE_CXX11_ABI)
+#define OPD_STDLIB_ID \
+  "libstdc++-" OPD_STRINGIFY(_GLIBCXX_RELEASE) "-cxx11abi" OPD_STRINGIFY(_GLIBCXX_USE_CXX11_ABI)
 #elif defined(_LIBCPP_VERSION)
 #define OPD_STDLIB_ID "libc++-" OPD_STRINGIFY(_LIBCPP_VERSION)
 #else
 #define OPD_STDLIB_ID "unknown"
 #endif
-#define OPD_BUILD_FINGERPRINT "opd-abi" OPD_STRINGIFY(OPD_PLUGIN_ABI_MAJOR) ";" OPD_COMPILER_ID ";" OPD_STDLIB_ID
+#define OPD_BUILD_FINGERPRINT \
+  "opd-abi" OPD_STRINGIFY(OPD_PLUGIN_ABI_MAJOR) ";" OPD_COMPILER_ID ";" OPD_STDLIB_ID
 
 extern "C" {
 
@@ -156,17 +158,17 @@ inline void run_plugin_shutdown() noexcept {
 
 // Defines the plugin's entry point. The braces that follow are the plugin body, run before the
 // OPD_LIBRARY* blocks when the plugin is loaded.
-#define OPD_PLUGIN(plugin_name, plugin_version)                                              \
-  static void opd_plugin_body();                                                             \
-  static opd_plugin_status opd_plugin_register(opd_plugin_context* ctx) {                    \
-    return ::opd::detail::run_plugin_registration(ctx, &opd_plugin_body);                   \
-  }                                                                                          \
-  static void opd_plugin_shutdown() { ::opd::detail::run_plugin_shutdown(); }               \
+#define OPD_PLUGIN(plugin_name, plugin_version)                                                 \
+  static void opd_plugin_body();                                                                \
+  static opd_plugin_status opd_plugin_register(opd_plugin_context* ctx) {                       \
+    return ::opd::detail::run_plugin_registration(ctx, &opd_plugin_body);                       \
+  }                                                                                             \
+  static void opd_plugin_shutdown() { ::opd::detail::run_plugin_shutdown(); }                   \
   extern "C" __attribute__((visibility("default"))) const opd_plugin_info* opd_plugin_entry() { \
-    static const opd_plugin_info info = {                                                    \
-        sizeof(opd_plugin_info), OPD_PLUGIN_ABI_MAJOR,  OPD_PLUGIN_ABI_MINOR,                \
-        #plugin_name,            plugin_version,        OPD_BUILD_FINGERPRINT,               \
-        &opd_plugin_register,    &opd_plugin_shutdown};                                      \
-    return &info;                                                                            \
-  }                                                                                          \
+    static const opd_plugin_info info = {sizeof(opd_plugin_info), OPD_PLUGIN_ABI_MAJOR,         \
+                                         OPD_PLUGIN_ABI_MINOR,    #plugin_name,                 \
+                                         plugin_version,          OPD_BUILD_FINGERPRINT,        \
+                                         &opd_plugin_register,    &opd_plugin_shutdown};        \
+    return &info;                                                                               \
+  }                                                                                             \
   static void opd_plugin_body()

@@ -19,8 +19,8 @@ class [[nodiscard]] RegistrationHandle {
  public:
   RegistrationHandle() = default;
   template <class F>
-    requires(!std::is_same_v<std::decay_t<F>, RegistrationHandle> && std::is_invocable_v<F&>)
-  explicit RegistrationHandle(F&& undo) {
+  requires(!std::is_same_v<std::decay_t<F>, RegistrationHandle> &&
+           std::is_invocable_v<F&>) explicit RegistrationHandle(F&& undo) {
     using D = std::decay_t<F>;
     if constexpr (sizeof(D) <= kInline && alignof(D) <= alignof(std::max_align_t) &&
                   std::is_nothrow_move_constructible_v<D>) {
@@ -65,13 +65,12 @@ class [[nodiscard]] RegistrationHandle {
     void (*destroy)(void*) noexcept;
   };
   template <class D>
-  static constexpr Ops kInlineOps = {
-      [](void* p) { (*static_cast<D*>(p))(); },
-      [](void* from, void* to) noexcept {
-        new (to) D(std::move(*static_cast<D*>(from)));
-        static_cast<D*>(from)->~D();
-      },
-      [](void* p) noexcept { static_cast<D*>(p)->~D(); }};
+  static constexpr Ops kInlineOps = {[](void* p) { (*static_cast<D*>(p))(); },
+                                     [](void* from, void* to) noexcept {
+                                       new (to) D(std::move(*static_cast<D*>(from)));
+                                       static_cast<D*>(from)->~D();
+                                     },
+                                     [](void* p) noexcept { static_cast<D*>(p)->~D(); }};
   template <class D>
   static constexpr Ops kHeapOps = {
       [](void* p) { (**static_cast<std::unique_ptr<D>*>(p))(); },
