@@ -5,21 +5,14 @@
 #include <string>
 #include <unordered_set>
 
+#include "error_text.h"
 #include "opd/dispatch_key.h"
 #include "opd/error.h"
 
 namespace opd {
 namespace {
 
-template <class E, class F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.msg();
-  }
-  return "<no exception>";
-}
+using test_util::error_text;
 
 std::string parse_error(const char* text) {
   return error_text<ValueError>([&] { Device d(text); });

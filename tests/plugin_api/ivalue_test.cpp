@@ -10,20 +10,13 @@
 #include <tuple>
 #include <vector>
 
+#include "error_text.h"
 #include "opd/error.h"
 
 namespace opd {
 namespace {
 
-template <class E, class F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.msg();
-  }
-  return "<no exception>";
-}
+using test_util::error_text;
 
 Tensor make_float_tensor(float* buf, int64_t n) {
   return from_blob(buf, std::vector<int64_t>{n}, kFloat);

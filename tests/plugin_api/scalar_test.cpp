@@ -6,20 +6,13 @@
 #include <limits>
 #include <string>
 
+#include "error_text.h"
 #include "opd/error.h"
 
 namespace opd {
 namespace {
 
-template <class E, class F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.msg();
-  }
-  return "<no exception>";
-}
+using test_util::error_text;
 
 TEST(Scalar, ConstructorPicksTheType) {
   EXPECT_EQ(Scalar().type(), kLong);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "error_text.h"
 #include "opd/error.h"
 #include "opd/layout.h"
 
@@ -14,15 +15,7 @@ namespace {
 constexpr ScalarType kAll[] = {kBool, kByte,     kChar,  kShort,  kInt,          kLong,
                                kHalf, kBFloat16, kFloat, kDouble, kComplexFloat, kComplexDouble};
 
-template <class E, class F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.msg();
-  }
-  return "<no exception>";
-}
+using test_util::error_text;
 
 TEST(ScalarType, ElementSizes) {
   EXPECT_EQ(element_size(kBool), 1u);

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "error_text.h"
 #include "opd/error.h"
 #include "opd/intrusive_ptr.h"
 #include "opd/storage.h"
@@ -15,15 +16,7 @@
 namespace opd {
 namespace {
 
-template <class E, class F>
-std::string error_text(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.msg();
-  }
-  return "<no exception>";
-}
+using test_util::error_text;
 
 using Ints = std::vector<int64_t>;
 
