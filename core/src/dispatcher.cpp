@@ -36,9 +36,9 @@ Dispatcher::Dispatcher() {
   // Autograd and ADInplaceOrView fall through unless a plugin serves them, so tensors can
   // always carry those keys (see key_set_for_device).
   for (DispatchKey k : kAutogradKeySet | key_bit(DispatchKey::ADInplaceOrView)) {
-    fallbacks_[static_cast<int>(k)] = std::make_shared<AnnotatedKernel>(
+    fallbacks_[static_cast<int>(k)].push_front(std::make_shared<AnnotatedKernel>(
         AnnotatedKernel{nullptr, KernelFunction::make_fallthrough(), nullptr, std::nullopt,
-                        "registered in opdispatch core"});
+                        "registered in opdispatch core"}));
   }
 }
 
@@ -234,23 +234,28 @@ RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction
   opd_plugin_context* ctx = detail::current_registration_context();
   if (ctx) debug += ctx->suffix;
   WriteLock lock(*this);
-  auto& slot = fallbacks_[static_cast<int>(key)];
-  if (slot) {
+  auto& stack = fallbacks_[static_cast<int>(key)];
+  // A plugin being reloaded may register the fallbacks its previous version registered.
+  bool replacing = ctx && ctx->replaces &&
+                   std::all_of(stack.begin(), stack.end(),
+                               [&](const auto& f) { return f->owner.get() == ctx->replaces; });
+  if (!stack.empty() && !replacing) {
     throw Error(fmt::format(
         "Tried to register multiple backend fallbacks for the same dispatch key {}; previous "
         "registration {}, new registration {}",
-        display_name(key), slot->debug, debug));
+        display_name(key), stack.front()->debug, debug));
   }
   auto annotated = std::make_shared<AnnotatedKernel>(AnnotatedKernel{
       ctx ? ctx->owner : nullptr, std::move(kernel), nullptr, std::nullopt, std::move(debug)});
-  slot = annotated;
+  stack.push_front(annotated);
   for (auto& [name, e] : operators_) e->update_entries(*this, key_bit(key), false);
 
   return RegistrationHandle([this, key, annotated] {
     WriteLock lock(*this);
-    auto& slot = fallbacks_[static_cast<int>(key)];
-    OPD_INTERNAL_ASSERT(slot == annotated);
-    slot.reset();
+    auto& stack = fallbacks_[static_cast<int>(key)];
+    auto pos = std::find(stack.begin(), stack.end(), annotated);
+    OPD_INTERNAL_ASSERT(pos != stack.end());
+    stack.erase(pos);
     for (auto& [name, e] : operators_) e->update_entries(*this, key_bit(key), false);
     retire(annotated);
   });
@@ -326,8 +331,8 @@ std::vector<std::string> Dispatcher::registrations_for_dispatch_key(
 
 std::optional<std::string> Dispatcher::fallback_debug(DispatchKey key) {
   WriteLock lock(*this);
-  if (!is_runtime_key(key) || !fallbacks_[static_cast<int>(key)]) return std::nullopt;
-  return fallbacks_[static_cast<int>(key)]->debug;
+  if (!is_runtime_key(key) || fallbacks_[static_cast<int>(key)].empty()) return std::nullopt;
+  return fallbacks_[static_cast<int>(key)].front()->debug;
 }
 
 void Dispatcher::retire(std::shared_ptr<void> object) {
@@ -381,7 +386,9 @@ size_t Dispatcher::registrations_owned_by(const void* owner) {
       for (const auto& k : list) n += k->owner.get() == owner;
     }
   }
-  for (const auto& fb : fallbacks_) n += fb && fb->owner.get() == owner;
+  for (const auto& stack : fallbacks_) {
+    for (const auto& fb : stack) n += fb->owner.get() == owner;
+  }
   for (const auto& [ns, claims] : libraries_) {
     for (const auto& c : claims) n += c.owner == owner;
   }

@@ -100,7 +100,8 @@ OperatorEntry::Computed OperatorEntry::compute_entry(DispatchKey k, const Dispat
   if (is_autograd_key(k) && !autograd.empty()) return from(autograd, KernelSource::Autograd);
 
   if (k != DK::Undefined) {
-    if (const auto& fb = d.fallbacks_[static_cast<int>(k)]) {
+    if (const auto& stack = d.fallbacks_[static_cast<int>(k)]; !stack.empty()) {
+      const auto& fb = stack.front();
       return Computed{&fb->kernel, &fb->debug, KernelSource::BackendFallback};
     }
   }

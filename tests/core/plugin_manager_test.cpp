@@ -573,3 +573,53 @@ TEST_F(PluginManagerTest, ThousandLoadUnloadCyclesLeakNoMemoryDescriptorsOrMappi
 
 }  // namespace
 }  // namespace opd
+
+namespace opd {
+namespace {
+
+int64_t call_traced(bool with_tracer) {
+  auto op = Dispatcher::singleton()
+                .find_schema_or_throw("fixture_fallback::traced", "")
+                .typed<int64_t(const Tensor&)>();
+  if (!with_tracer) return op.call(cpu_tensor());
+  IncludeDispatchKeyGuard tracer(DispatchKey::Tracer);
+  return op.call(cpu_tensor());
+}
+
+TEST_F(PluginManagerTest, ReloadReplacesBackendFallbacksToo) {
+  PluginStatus s = plugins().load(manifest("fallback"));
+  ASSERT_EQ(s.state, PluginState::Loaded) << s.reason;
+  EXPECT_EQ(call_traced(false), 0);
+  EXPECT_EQ(call_traced(true), 1);
+  auto debug = Dispatcher::singleton().fallback_debug(DispatchKey::Tracer);
+  ASSERT_TRUE(debug.has_value());
+  EXPECT_THAT(*debug, ::testing::HasSubstr("(plugin fallback 1.0.0)"));
+
+  s = plugins().reload("fallback");
+  EXPECT_EQ(s.state, PluginState::Loaded) << s.reason;
+  EXPECT_EQ(call_traced(true), 1);
+  EXPECT_TRUE(Dispatcher::singleton().fallback_debug(DispatchKey::Tracer).has_value());
+  Dispatcher::singleton().check_invariants();
+
+  s = plugins().unload("fallback");
+  EXPECT_EQ(s.state, PluginState::Unloaded) << s.reason;
+  EXPECT_FALSE(Dispatcher::singleton().fallback_debug(DispatchKey::Tracer).has_value());
+}
+
+TEST_F(PluginManagerTest, AFallbackOfAnotherOwnerStillCollides) {
+  Library host(Library::IMPL, "_", DispatchKey::Tracer);
+  host.fallback(CppFunction::make_fallthrough());
+  try {
+    plugins().load(manifest("fallback"));
+    FAIL() << "expected PluginError";
+  } catch (const PluginError& e) {
+    EXPECT_THAT(e.msg(), ::testing::HasSubstr(
+                             "Tried to register multiple backend fallbacks for the same dispatch "
+                             "key Tracer"));
+  }
+  EXPECT_EQ(plugins().status("fallback").state, PluginState::Failed);
+  EXPECT_FALSE(Dispatcher::singleton().find_op(OperatorName{"fixture_fallback::traced", ""}));
+}
+
+}  // namespace
+}  // namespace opd

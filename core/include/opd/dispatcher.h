@@ -248,7 +248,8 @@ class OPD_API Dispatcher {
   };
   // Namespace -> DEF libraries, newest first; more than one only during a plugin reload.
   std::unordered_map<std::string, std::list<LibraryClaim>> libraries_;
-  std::array<std::shared_ptr<AnnotatedKernel>, kNumRuntimeEntries> fallbacks_;
+  // Per runtime key, newest first; more than one only while a plugin is being reloaded.
+  std::array<std::list<std::shared_ptr<AnnotatedKernel>>, kNumRuntimeEntries> fallbacks_;
   std::list<std::unique_ptr<OpRegistrationListener>> listeners_;
   std::set<std::pair<std::string, DispatchKey>> warned_overrides_;  // override warnings given
   std::vector<std::shared_ptr<void>> retired_;  // unpublished, maybe still running
