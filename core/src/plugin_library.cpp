@@ -3,7 +3,10 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <array>
 #include <cstring>
 #include <fstream>
 
@@ -12,27 +15,48 @@
 
 namespace opd {
 
-bool is_mapped(const std::filesystem::path& path) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  const std::string needle = path.string();
-  while (std::getline(maps, line)) {
-    if (line.find(needle) != std::string::npos) return true;
+namespace {
+
+// An anonymous in-memory copy of `path` (memfd): a file of its own, so the loader does not hand
+// back the library already loaded from `path`, and one that needs no cleanup on disk.
+int memory_copy(const std::filesystem::path& path) {
+  std::string name = "opd-" + path.filename().string();
+  int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) {
+    throw PluginError(fmt::format("{}: cannot make a private copy: memfd_create: {}", path.string(),
+                                  std::strerror(errno)));
   }
-  return false;
+  std::ifstream in(path, std::ios::binary);
+  std::array<char, 1 << 16> buf;
+  while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
+    const char* p = buf.data();
+    ssize_t left = in.gcount();
+    while (left > 0) {
+      ssize_t n = ::write(fd, p, static_cast<size_t>(left));
+      if (n < 0) {
+        int err = errno;
+        ::close(fd);
+        throw PluginError(fmt::format("{}: cannot make a private copy: write: {}", path.string(),
+                                      std::strerror(err)));
+      }
+      p += n;
+      left -= n;
+    }
+  }
+  if (!in.eof()) {
+    ::close(fd);
+    throw PluginError(fmt::format("{}: cannot make a private copy: read failed", path.string()));
+  }
+  return fd;
 }
+
+}  // namespace
 
 PluginLibrary::PluginLibrary(const std::filesystem::path& path, bool private_copy)
     : path_(path), mapped_path_(path) {
   if (private_copy) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "opd-plugin-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) {
-      throw PluginError(fmt::format("{}: cannot create a private copy: mkdtemp: {}", path.string(),
-                                    std::strerror(errno)));
-    }
-    copy_dir_ = tmpl;
-    mapped_path_ = copy_dir_ / path.filename();
-    std::filesystem::copy_file(path, mapped_path_);
+    copy_fd_ = memory_copy(path);
+    mapped_path_ = "/proc/self/fd/" + std::to_string(copy_fd_);
   }
   try {
     lib_.load(mapped_path_.string(),
@@ -40,7 +64,7 @@ PluginLibrary::PluginLibrary(const std::filesystem::path& path, bool private_cop
   } catch (const std::exception& e) {
     const char* err = dlerror();
     std::string why = err ? err : e.what();
-    if (!copy_dir_.empty()) std::filesystem::remove_all(copy_dir_);
+    if (copy_fd_ >= 0) ::close(copy_fd_);
     throw PluginError(
         fmt::format("{}: cannot be loaded as a shared object: {}", path.string(), why));
   }
@@ -102,16 +126,18 @@ PluginLibrary::~PluginLibrary() {
   } catch (const std::exception& e) {
     reason = e.what();
   }
-  bool resident = is_mapped(mapped_path_);
+  // Still known to the loader after dlclose: it was not unmapped.
+  bool resident = false;
+  if (void* h = dlopen(mapped_path_.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    resident = true;
+    dlclose(h);
+  }
   if (resident && reason.empty()) {
     reason =
         "still mapped after dlclose: the library or one it loaded is marked NODELETE (for "
         "example through STB_GNU_UNIQUE symbols; build plugins with -fno-gnu-unique)";
   }
-  if (!copy_dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(copy_dir_, ec);
-  }
+  if (copy_fd_ >= 0) ::close(copy_fd_);
   if (on_closed_) {
     try {
       on_closed_(resident, reason);

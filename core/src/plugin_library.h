@@ -19,9 +19,10 @@ class PluginLibrary {
   // what the loader reported), from whichever thread dropped the last reference.
   using ClosedFn = std::function<void(bool resident, const std::string& reason)>;
 
-  // Opens `path` with RTLD_NOW | RTLD_LOCAL. `private_copy`: open a fresh copy of the file
-  // instead (the loader caches libraries by file, so a rebuilt library at the same path would
-  // otherwise come back as the old one). Throws PluginError naming the file and dlerror's text.
+  // Opens `path` with RTLD_NOW | RTLD_LOCAL. `private_copy`: open a fresh in-memory copy of
+  // the file instead (the loader caches libraries by file, so a rebuilt library at the same path
+  // would otherwise come back as the old one). Throws PluginError naming the file and dlerror's
+  // text.
   PluginLibrary(const std::filesystem::path& path, bool private_copy);
   ~PluginLibrary();
   PluginLibrary(const PluginLibrary&) = delete;
@@ -38,12 +39,9 @@ class PluginLibrary {
  private:
   std::filesystem::path path_;
   std::filesystem::path mapped_path_;
-  std::filesystem::path copy_dir_;  // empty unless private_copy
+  int copy_fd_ = -1;  // the in-memory copy, when private_copy
   boost::dll::shared_library lib_;
   ClosedFn on_closed_;
 };
-
-// True when `path` appears in /proc/self/maps.
-bool is_mapped(const std::filesystem::path& path);
 
 }  // namespace opd

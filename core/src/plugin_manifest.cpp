@@ -119,7 +119,9 @@ std::string sha256_of_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw PluginError(fmt::format("{}: cannot read the file", path.string()));
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  // Fetched once: OpenSSL 3 looks the algorithm up in its providers on every implicit fetch.
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  EVP_DigestInit_ex(ctx.get(), sha256, nullptr);
   std::array<char, 1 << 16> buf;
   while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
     EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
