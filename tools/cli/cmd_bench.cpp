@@ -1,6 +1,8 @@
-// opd bench: runs the Google Benchmark suites built next to opd.
+// opd bench: runs the Google Benchmark suites built next to opd (and, where libtorch was found at
+// build time, the same cases through PyTorch's dispatcher, side by side).
 
-#include <unistd.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <iostream>
@@ -9,29 +11,47 @@
 
 #include "commands.h"
 
+extern char** environ;
+
 namespace opd::cli {
+namespace {
+
+// Runs `program` with `args`; returns its exit status (127 when it cannot be started).
+int run(const std::filesystem::path& program, const std::vector<std::string>& args) {
+  std::vector<std::string> argv_storage = {program.string()};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return 127;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
 
 void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
   auto* cmd =
       app.add_subcommand("bench", "Run the benchmarks (arguments after -- go to Google Benchmark)");
   cmd->allow_extras();
-  cmd->callback([cmd, &exit_code, argv0] {
-    std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
-    std::filesystem::path bench = self.parent_path() / "opd_bench";
+  cmd->callback([cmd, &exit_code] {
+    std::filesystem::path dir = std::filesystem::canonical("/proc/self/exe").parent_path();
+    std::filesystem::path bench = dir / "opd_bench";
     if (!std::filesystem::exists(bench)) {
       std::cerr << "opd bench: " << bench
                 << " was not built (configure with OPD_BUILD_BENCHMARKS=ON)\n";
       exit_code = 1;
       return;
     }
-    std::vector<std::string> args = {bench.string()};
-    for (const auto& a : cmd->remaining()) args.push_back(a);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    std::perror("opd bench: execv");
-    exit_code = 1;
+    std::vector<std::string> args = cmd->remaining();
+    exit_code = run(bench, args);
+    std::filesystem::path torch = dir / "opd_bench_torch";
+    if (exit_code == 0 && std::filesystem::exists(torch)) {
+      std::cout << "\nThe same cases through PyTorch's dispatcher (libtorch):\n" << std::flush;
+      exit_code = run(torch, args);
+    }
   });
 }
 
