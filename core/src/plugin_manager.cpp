@@ -59,6 +59,11 @@ struct Record {
   const opd_plugin_info* info = nullptr;
 };
 
+PluginState state_of(Record& r) {
+  std::lock_guard lock(r.mutex);
+  return r.state;
+}
+
 void set_state(Record& r, PluginState s, std::string reason = {}) {
   std::lock_guard lock(r.mutex);
   r.state = s;
@@ -184,10 +189,12 @@ struct PluginManager::Impl {
   }
 
   // Opens, checks and registers a plugin library. On success returns the library with its
-  // registrations in place; on `unavailable` returns null and sets `unavailable_reason`.
+  // registrations in place and sets `*info`; on `unavailable` returns null and sets
+  // `unavailable_reason`.
   // Throws PluginError for everything else, leaving nothing registered.
   std::shared_ptr<PluginLibrary> open_and_register(Record& r, const PluginManifest& m,
                                                    bool private_copy, const void* replaces,
+                                                   const opd_plugin_info** info_out,
                                                    std::string* unavailable_reason) {
     if (m.abi != OPD_PLUGIN_ABI_MAJOR) {
       throw PluginError(
@@ -222,7 +229,7 @@ struct PluginManager::Impl {
     }
     ctx.owner.reset();
     if (status == OPD_PLUGIN_OK) {
-      r.info = &info;
+      *info_out = &info;
       return lib;
     }
     Dispatcher& d = Dispatcher::singleton();
@@ -249,7 +256,7 @@ struct PluginManager::Impl {
 
   PluginStatus load(const PluginManifest& m, std::vector<std::string>& chain) {
     Record& r = record_for(m);
-    if (r.state == PluginState::Loaded) return status_of(r);
+    if (state_of(r) == PluginState::Loaded) return status_of(r);
     if (std::find(chain.begin(), chain.end(), m.plugin) != chain.end()) {
       std::string cycle;
       for (const auto& c : chain) cycle += c + " -> ";
@@ -272,11 +279,17 @@ struct PluginManager::Impl {
         }
       }
       std::string unavailable;
-      auto lib = open_and_register(r, m, /*private_copy=*/false, nullptr, &unavailable);
+      const opd_plugin_info* info = nullptr;
+      auto lib = open_and_register(r, m, /*private_copy=*/false, nullptr, &info, &unavailable);
       if (!lib) {
         set_state(r, PluginState::Unavailable, unavailable);
       } else {
+        // Watch first: it retires the closing callback of any earlier library of this record.
         watch(r, *lib);
+        {
+          std::lock_guard lock(r.mutex);
+          r.info = info;
+        }
         r.library = std::move(lib);
         set_state(r, PluginState::Loaded);
       }
@@ -334,7 +347,7 @@ struct PluginManager::Impl {
     if (it == records.end() || !it->second->library) {
       throw PluginError(fmt::format(
           "cannot unload plugin '{}': it is not loaded{}", name,
-          it == records.end() ? "" : fmt::format(" (state {})", to_string(it->second->state))));
+          it == records.end() ? "" : fmt::format(" (state {})", to_string(state_of(*it->second)))));
     }
     Record& r = *it->second;
     for (auto& [other, rec] : records) {
@@ -372,20 +385,22 @@ struct PluginManager::Impl {
     std::shared_ptr<PluginLibrary> old = r.library;
     const opd_plugin_info* old_info = r.info;
     std::string unavailable;
+    const opd_plugin_info* new_info = nullptr;
     // The new version registers on top of the old one (newest kernel wins), then the old one
     // is deregistered: a call at any moment finds one of the two.
-    auto lib = open_and_register(r, m, /*private_copy=*/true, old.get(), &unavailable);
+    auto lib = open_and_register(r, m, /*private_copy=*/true, old.get(), &new_info, &unavailable);
     if (!lib) {
-      r.info = old_info;
       throw PluginError(fmt::format("cannot reload plugin '{}': the new version is unavailable: {}",
                                     name, unavailable));
     }
-    const opd_plugin_info* new_info = r.info;
     if (old_info->shutdown_fn) old_info->shutdown_fn();
     r.manifest = m;
     r.library = lib;
     watch(r, *lib);
-    r.info = new_info;
+    {
+      std::lock_guard lock(r.mutex);
+      r.info = new_info;
+    }
     set_state(r, PluginState::Loaded);
     old.reset();
     release(r, nullptr);
