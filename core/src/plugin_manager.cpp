@@ -192,8 +192,8 @@ struct PluginManager::Impl {
   // registrations in place and sets `*info`; on `unavailable` returns null and sets
   // `unavailable_reason`.
   // Throws PluginError for everything else, leaving nothing registered.
-  std::shared_ptr<PluginLibrary> open_and_register(Record& r, const PluginManifest& m,
-                                                   bool private_copy, const void* replaces,
+  std::shared_ptr<PluginLibrary> open_and_register(const PluginManifest& m, bool private_copy,
+                                                   const void* replaces,
                                                    const opd_plugin_info** info_out,
                                                    std::string* unavailable_reason) {
     if (m.abi != OPD_PLUGIN_ABI_MAJOR) {
@@ -280,7 +280,7 @@ struct PluginManager::Impl {
       }
       std::string unavailable;
       const opd_plugin_info* info = nullptr;
-      auto lib = open_and_register(r, m, /*private_copy=*/false, nullptr, &info, &unavailable);
+      auto lib = open_and_register(m, /*private_copy=*/false, nullptr, &info, &unavailable);
       if (!lib) {
         set_state(r, PluginState::Unavailable, unavailable);
       } else {
@@ -388,7 +388,7 @@ struct PluginManager::Impl {
     const opd_plugin_info* new_info = nullptr;
     // The new version registers on top of the old one (newest kernel wins), then the old one
     // is deregistered: a call at any moment finds one of the two.
-    auto lib = open_and_register(r, m, /*private_copy=*/true, old.get(), &new_info, &unavailable);
+    auto lib = open_and_register(m, /*private_copy=*/true, old.get(), &new_info, &unavailable);
     if (!lib) {
       throw PluginError(fmt::format("cannot reload plugin '{}': the new version is unavailable: {}",
                                     name, unavailable));
