@@ -12,6 +12,10 @@ install(TARGETS opd_core EXPORT opdispatchTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugin_api/include/ ${PROJECT_SOURCE_DIR}/core/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The generated typed API (opd/ops.h, opd/tensor_methods.inc); the kernel declarations under
+# opd/native/ are for opdispatch's own plugins only.
+install(DIRECTORY ${OPD_GENERATED_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  PATTERN native EXCLUDE)
 install(EXPORT opdispatchTargets NAMESPACE opdispatch:: DESTINATION ${OPD_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/opdispatchConfig.cmake.in

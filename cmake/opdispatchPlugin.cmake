@@ -48,3 +48,14 @@ function(opd_add_plugin name)
     COMMENT "Writing manifest ${name}.yaml"
     VERBATIM)
 endfunction()
+
+# opd_add_native_kernels(TARGET KEY...)
+#
+# Compiles into TARGET the registration opd-gen generated for each dispatch KEY
+# (register_<KEY>_kernels, declared in opd/native/<KEY>.h). In the opdispatch build only.
+function(opd_add_native_kernels target)
+  foreach(key ${ARGN})
+    target_sources(${target} PRIVATE ${OPD_GENERATED_DIR}/src/register_${key}.cpp)
+  endforeach()
+  add_dependencies(${target} opd_generated)
+endfunction()

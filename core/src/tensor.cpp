@@ -137,6 +137,18 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides,
   refresh_numel_and_contiguity();
 }
 
+void TensorImpl::set_storage_and_geometry(Storage storage, IntArrayRef sizes, IntArrayRef strides,
+                                          int64_t storage_offset) {
+  OPD_CHECK_T(ValueError, storage.defined() && storage.device() == device_,
+              "set_storage_and_geometry: expected a storage on {}", device_.str());
+  check_geometry("set_storage_and_geometry", storage.nbytes(), sizes, strides, storage_offset,
+                 dtype_);
+  storage_ = std::move(storage);
+  sizes_and_strides_ = detail::SizesAndStrides(sizes, strides);
+  storage_offset_ = storage_offset;
+  refresh_numel_and_contiguity();
+}
+
 // PyTorch's compute_contiguous: dense row-major, where size-1 dimensions may have any stride
 // and an empty tensor is contiguous.
 void TensorImpl::refresh_numel_and_contiguity() noexcept {

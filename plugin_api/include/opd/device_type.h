@@ -9,4 +9,9 @@ namespace opd {
 enum class DeviceType : int8_t { CPU = 0, CUDA = 1, Meta = 2, PrivateUse1 = 3 };
 inline constexpr int kNumDeviceTypes = 4;
 
+// ATen's short names.
+inline constexpr DeviceType kCPU = DeviceType::CPU;
+inline constexpr DeviceType kCUDA = DeviceType::CUDA;
+inline constexpr DeviceType kMeta = DeviceType::Meta;
+
 }  // namespace opd

@@ -441,6 +441,10 @@ template <class E>
 struct IValueTo<std::span<const E>> {
   static std::span<const E> get(const IValue& v) { return IValueTo<std::vector<E>>::get(v); }
 };
+template <class E>
+struct IValueTo<ArrayRef<E>> {
+  static ArrayRef<E> get(const IValue& v) { return IValueTo<std::vector<E>>::get(v); }
+};
 template <>
 struct IValueTo<IValue> {
   static const IValue& get(const IValue& v) { return v; }

@@ -1,0 +1,142 @@
+#include "native_function.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+#include "opd/dispatch_key.h"
+#include "opd/error.h"
+
+namespace opd::gen {
+namespace {
+
+// The fields this generator reads; with `strict`, the only ones allowed. PyTorch's file has
+// more (python_module, autogen, ...): they are counted, not used.
+const std::set<std::string> kKnownFields = {"func",       "variants", "dispatch",
+                                            "device_check", "tags",   "structured",
+                                            "structured_delegate"};
+
+[[noreturn]] void fail(const std::string& path, const YAML::Mark& mark, const std::string& what) {
+  throw Error(fmt::format("{}:{}: {}", path, mark.line + 1, what));
+}
+
+std::string scalar(const std::string& path, const YAML::Node& node, const char* field) {
+  if (!node.IsScalar()) fail(path, node.Mark(), fmt::format("'{}' must be a string", field));
+  return node.Scalar();
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string::npos) end = text.size();
+    std::string part = text.substr(start, end - start);
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    if (!part.empty()) out.push_back(part);
+    start = end + 1;
+  }
+  return out;
+}
+
+NativeFunction load_entry(const std::string& path, const YAML::Node& e, bool strict,
+                          LoadReport* report) {
+  if (!e.IsMap()) fail(path, e.Mark(), "an entry must be a mapping with a 'func' field");
+  if (!e["func"]) fail(path, e.Mark(), "entry without 'func'");
+  for (const auto& kv : e) {
+    std::string field = kv.first.as<std::string>();
+    if (kKnownFields.count(field)) continue;
+    if (strict) {
+      fail(path, kv.first.Mark(),
+           fmt::format("unknown field '{}' (expected one of: func, variants, dispatch, "
+                       "device_check, tags, structured, structured_delegate)",
+                       field));
+    }
+    ++report->unknown_fields[field];
+  }
+  std::string func = scalar(path, e["func"], "func");
+  std::string text = func.find("::") == std::string::npos ? "aten::" + func : func;
+  NativeFunction f{[&] {
+    try {
+      return parse_schema(text);
+    } catch (const Error& err) {
+      fail(path, e["func"].Mark(), err.what());
+    }
+  }()};
+  f.func = func;
+  f.line = e["func"].Mark().line + 1;
+  if (e["variants"]) {
+    auto variants = split(scalar(path, e["variants"], "variants"), ',');
+    f.function_variant = f.method_variant = false;
+    for (const auto& v : variants) {
+      if (v == "function") {
+        f.function_variant = true;
+      } else if (v == "method") {
+        f.method_variant = true;
+      } else {
+        fail(path, e["variants"].Mark(),
+             fmt::format("unknown variant '{}' (expected function, method)", v));
+      }
+    }
+  }
+  if (const YAML::Node& d = e["dispatch"]) {
+    if (!d.IsMap()) fail(path, d.Mark(), "'dispatch' must map dispatch keys to kernel names");
+    for (const auto& kv : d) {
+      std::string kernel = scalar(path, kv.second, "dispatch");
+      for (const auto& key : split(kv.first.as<std::string>(), ',')) {
+        if (strict && !try_parse_dispatch_key(key)) {
+          fail(path, kv.first.Mark(), fmt::format("unknown dispatch key '{}'", key));
+        }
+        f.dispatch.emplace_back(key, kernel);
+      }
+    }
+  }
+  if (const YAML::Node& t = e["tags"]) {
+    if (t.IsSequence()) {
+      for (const auto& tag : t) f.tags.push_back(scalar(path, tag, "tags"));
+    } else {
+      f.tags = split(scalar(path, t, "tags"), ',');
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+std::vector<NativeFunction> load_native_functions(const std::string& path, bool strict,
+                                                  LoadReport* report) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw Error(fmt::format("{}: cannot read the file", path));
+  } catch (const YAML::Exception& e) {
+    fail(path, e.mark, e.msg);
+  }
+  if (!root.IsSequence()) throw Error(fmt::format("{}:1: expected a list of entries", path));
+  std::vector<NativeFunction> out;
+  std::set<std::string> names;
+  std::map<std::pair<std::string, std::string>, int> kernels;  // (key, kernel) -> line
+  for (const auto& e : root) {
+    NativeFunction f = load_entry(path, e, strict, report);
+    if (!names.insert(f.schema.operator_name().to_string()).second) {
+      fail(path, e.Mark(), fmt::format("operator {} is declared twice",
+                                       f.schema.operator_name().to_string()));
+    }
+    if (strict) {
+      for (const auto& [key, kernel] : f.dispatch) {
+        auto [it, fresh] = kernels.emplace(std::make_pair(key, kernel), f.line);
+        if (!fresh) {
+          fail(path, e.Mark(), fmt::format("kernel {} for {} is already used at line {}", kernel,
+                                           key, it->second));
+        }
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  report->entries = out.size();
+  return out;
+}
+
+}  // namespace opd::gen

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "opd/function_schema.h"
+
+namespace opd::gen {
+
+// One entry of a native_functions.yaml.
+struct NativeFunction {
+  FunctionSchema schema;
+  std::string func;  // the `func:` text as written
+  int line = 0;      // 1-based line of the entry's `func:`
+  bool function_variant = true;
+  bool method_variant = false;
+  // `dispatch:` as written: keys ("CPU", "CompositeImplicitAutograd") and the kernel each names,
+  // one pair per key ("CPU, Meta: add_Tensor" gives two).
+  std::vector<std::pair<std::string, std::string>> dispatch;
+  std::vector<std::string> tags;
+};
+
+struct LoadReport {
+  size_t entries = 0;
+  // Fields this generator does not use, with how many entries carry each.
+  std::map<std::string, size_t> unknown_fields;
+};
+
+// Reads `path`. With `strict` (our own YAML) an unknown field, an unknown dispatch key or a
+// duplicate kernel name for one key is an error; otherwise unknown fields are counted in
+// `report`. Errors are opd::Error "<path>:<line>: <what>".
+std::vector<NativeFunction> load_native_functions(const std::string& path, bool strict,
+                                                  LoadReport* report);
+
+}  // namespace opd::gen

@@ -1,0 +1,55 @@
+// opd-gen: reads a native_functions.yaml and writes the typed API, the aten schema
+// registrations and the per-key kernel declarations (see README.md). With --check, only parses
+// and reports.
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "emit.h"
+#include "native_function.h"
+#include "opd/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"opd-gen: operators from native_functions.yaml"};
+  std::string yaml, out_dir, display_name, check;
+  app.add_option("--yaml", yaml, "our native_functions.yaml");
+  app.add_option("--out", out_dir, "output folder (include/ and src/ are written under it)");
+  app.add_option("--display-name", display_name,
+                 "the YAML's path as generated code names it (default: --yaml)");
+  app.add_option("--check", check,
+                 "parse this native_functions.yaml (PyTorch's own included) and report");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (!check.empty()) {
+      opd::gen::LoadReport report;
+      auto fs = opd::gen::load_native_functions(check, /*strict=*/false, &report);
+      size_t methods = 0, dispatch = 0;
+      for (const auto& f : fs) {
+        methods += f.method_variant;
+        dispatch += !f.dispatch.empty();
+      }
+      fmt::print("{}: {} entries parsed ({} with methods, {} with dispatch)\n", check,
+                 report.entries, methods, dispatch);
+      for (const auto& [field, n] : report.unknown_fields) {
+        fmt::print("  unknown field {}: {} entries\n", field, n);
+      }
+      return 0;
+    }
+    if (yaml.empty() || out_dir.empty()) {
+      fmt::print(stderr, "opd-gen: --yaml and --out are required (or --check FILE)\n");
+      return 2;
+    }
+    opd::gen::LoadReport report;
+    auto fs = opd::gen::load_native_functions(yaml, /*strict=*/true, &report);
+    opd::gen::EmitOptions o{display_name.empty() ? yaml : display_name, out_dir};
+    opd::gen::emit_schemas(fs, o);
+    opd::gen::emit_api(fs, o);
+    opd::gen::emit_native(fs, o);
+  } catch (const opd::Error& e) {
+    fmt::print(stderr, "opd-gen: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
