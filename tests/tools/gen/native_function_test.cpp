@@ -1,0 +1,121 @@
+// opd-gen's reader on our native_functions.yaml, on PyTorch's own, and on broken files.
+
+#include "native_function.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "opd/error.h"
+
+namespace {
+
+using opd::gen::load_native_functions;
+using opd::gen::LoadReport;
+using ::testing::HasSubstr;
+
+class TempYaml {
+ public:
+  explicit TempYaml(const std::string& text)
+      : path_(std::filesystem::temp_directory_path() /
+              ("opd_gen_test_" + std::to_string(counter_++) + ".yaml")) {
+    std::ofstream(path_) << text;
+  }
+  ~TempYaml() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+std::string load_error(const std::string& text, bool strict = true) {
+  TempYaml f(text);
+  LoadReport report;
+  try {
+    load_native_functions(f.path(), strict, &report);
+  } catch (const opd::Error& e) {
+    std::string msg = e.what();
+    // Errors start with "<path>:<line>: "; return them with the temporary path replaced.
+    EXPECT_EQ(msg.rfind(f.path() + ":", 0), 0u) << msg;
+    return "F" + msg.substr(f.path().size());
+  }
+  ADD_FAILURE() << "expected an error for:\n" << text;
+  return "";
+}
+
+TEST(NativeFunctions, OursLoadsStrictly) {
+  LoadReport report;
+  auto fs = load_native_functions(OPD_NATIVE_FUNCTIONS_YAML, /*strict=*/true, &report);
+  EXPECT_EQ(report.entries, fs.size());
+  EXPECT_GE(fs.size(), 110u);
+  EXPECT_TRUE(report.unknown_fields.empty());
+  const auto* add = &fs[0];
+  for (const auto& f : fs) {
+    if (f.schema.operator_name().to_string() == "aten::add.Tensor") add = &f;
+  }
+  ASSERT_EQ(add->schema.operator_name().to_string(), "aten::add.Tensor");
+  EXPECT_EQ(add->schema.to_string(),
+            "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  EXPECT_TRUE(add->function_variant);
+  EXPECT_TRUE(add->method_variant);
+  ASSERT_EQ(add->dispatch.size(), 2u);
+  EXPECT_EQ(add->dispatch[0], std::make_pair(std::string("CPU"), std::string("add_Tensor")));
+  EXPECT_EQ(add->dispatch[1], std::make_pair(std::string("Meta"), std::string("add_Tensor")));
+  // Every operator has a kernel somewhere: no schema without an implementation.
+  for (const auto& f : fs) EXPECT_FALSE(f.dispatch.empty()) << f.func;
+}
+
+TEST(NativeFunctions, PyTorchsOwnParsesWithUnknownFieldsCounted) {
+  LoadReport report;
+  auto fs = load_native_functions(OPD_PYTORCH_NATIVE_FUNCTIONS_YAML, /*strict=*/false, &report);
+  // PyTorch 1.13.1 (Debian's python3-torch): every entry parsed.
+  EXPECT_EQ(fs.size(), 2493u);
+  EXPECT_EQ(report.entries, fs.size());
+  EXPECT_GT(report.unknown_fields["python_module"], 0u);
+  EXPECT_GT(report.unknown_fields["autogen"], 0u);
+  EXPECT_EQ(report.unknown_fields.count("func"), 0u);
+}
+
+TEST(NativeFunctions, ErrorsNameFileAndLine) {
+  EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n  dispatchh:\n    CPU: foo\n"),
+            "F:2: unknown field 'dispatchh' (expected one of: func, variants, dispatch, "
+            "device_check, tags, structured, structured_delegate)");
+  EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n  dispatch:\n    Cpu: foo\n"),
+            "F:3: unknown dispatch key 'Cpu'");
+  EXPECT_THAT(load_error("- func: foo(Tensor x ->\n"), HasSubstr("F:1: "));
+  EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n  variants: functions\n"),
+            "F:2: unknown variant 'functions' (expected function, method)");
+  EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n- func: foo(Tensor y) -> Tensor\n"),
+            "F:2: operator aten::foo is declared twice");
+  EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n  dispatch:\n    CPU: k\n"
+                       "- func: bar(Tensor x) -> Tensor\n  dispatch:\n    CPU: k\n"),
+            "F:4: kernel k for CPU is already used at line 1");
+  EXPECT_EQ(load_error("- dispatch: {}\n"), "F:1: entry without 'func'");
+  EXPECT_THAT(load_error("- func: [\n"), HasSubstr("F:2: "));
+  EXPECT_EQ(load_error("func: foo\n"), "F:1: expected a list of entries");
+}
+
+TEST(NativeFunctions, NonStrictCountsUnknownFieldsAndKeys) {
+  TempYaml f("- func: foo(Tensor x) -> Tensor\n  python_module: nn\n  dispatch:\n"
+             "    SparseCPU, CPU: foo\n");
+  LoadReport report;
+  auto fs = load_native_functions(f.path(), /*strict=*/false, &report);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(report.unknown_fields["python_module"], 1u);
+  EXPECT_EQ(fs[0].dispatch.size(), 2u);
+}
+
+TEST(NativeFunctions, MissingFileIsAnError) {
+  LoadReport report;
+  try {
+    load_native_functions("/nonexistent/native_functions.yaml", true, &report);
+    FAIL();
+  } catch (const opd::Error& e) {
+    EXPECT_STREQ(e.what(), "/nonexistent/native_functions.yaml: cannot read the file");
+  }
+}
+
+}  // namespace
