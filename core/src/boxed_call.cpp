@@ -98,6 +98,13 @@ void check_arguments(const OperatorHandle& op, const Stack& stack) {
   }
 }
 
+// A `Device?` argument: None there means CPU for dispatch (see key_set_of in dispatcher.h).
+bool is_device_argument(const FunctionSchema& s, size_t index) {
+  if (index >= s.arguments().size()) return false;
+  const Type& t = *s.arguments()[index].type();
+  return t.kind() == TypeKind::Optional && t.contained()[0]->kind() == TypeKind::Device;
+}
+
 DispatchKeySet stack_key_set(const OperatorHandle& op, const Stack& stack) {
   size_t n =
       op.has_schema() && !op.schema().is_vararg() ? op.schema().arguments().size() : stack.size();
@@ -112,9 +119,21 @@ DispatchKeySet stack_key_set(const OperatorHandle& op, const Stack& stack) {
       for (const auto& t : v.to_optional_tensor_list()) {
         if (t) ks = ks | t->key_set();
       }
+    } else if (v.is_device()) {
+      ks = ks | detail::key_set_of(v.to_device());
+    } else if (v.is_none() && op.has_schema() && is_device_argument(op.schema(), i - (stack.size() - n))) {
+      ks = ks | detail::key_set_of(std::optional<Device>());
     }
   }
   return ks;
+}
+
+// See Note [Observed dispatch].
+[[gnu::noinline, gnu::cold]] void call_boxed_observed(const OperatorHandle& op, DispatchKeySet ks,
+                                                      DispatchEntry entry,
+                                                      const KernelFunction& kernel, Stack* stack) {
+  detail::ObservedHop hop(op, ks, entry, kernel);
+  kernel.call_boxed(op, ks, stack);
 }
 
 }  // namespace
@@ -124,13 +143,19 @@ void OperatorHandle::call_boxed(Stack* stack) const {
   DispatchKeySet ks =
       detail::compute_dispatch_key_set(stack_key_set(*this, *stack), entry_->key_mask());
   detail::CallScope scope;
-  entry_->lookup(ks).call_boxed(*this, ks, stack);
+  const KernelFunction& kernel = entry_->lookup(ks);
+  if (detail::dispatch_observed()) [[unlikely]]
+    return call_boxed_observed(*this, ks, DispatchEntry::CallBoxed, kernel, stack);
+  kernel.call_boxed(*this, ks, stack);
 }
 
 void OperatorHandle::redispatch_boxed(DispatchKeySet keys, Stack* stack) const {
   DispatchKeySet ks = keys & entry_->key_mask();
   detail::CallScope scope;
-  entry_->lookup(ks).call_boxed(*this, ks, stack);
+  const KernelFunction& kernel = entry_->lookup(ks);
+  if (detail::dispatch_observed()) [[unlikely]]
+    return call_boxed_observed(*this, ks, DispatchEntry::RedispatchBoxed, kernel, stack);
+  kernel.call_boxed(*this, ks, stack);
 }
 
 void OperatorHandle::check_signature(const CppSignature& sig, const std::string& inferred) const {

@@ -186,6 +186,15 @@ std::string OperatorEntry::dump_computed_table() const {
   return out;
 }
 
+OperatorEntry::Origin OperatorEntry::origin_of(DispatchKey k,
+                                               const KernelFunction& looked_up) const {
+  Dispatcher& d = Dispatcher::singleton();
+  Dispatcher::WriteLock lock(d);
+  Computed c = compute_entry(k, d);
+  if (c.kernel != &looked_up) return {"a kernel replaced since the call looked it up", "replaced"};
+  return {*c.debug, source_name(c.source)};
+}
+
 std::string OperatorEntry::available_keys() const {
   std::string out;
   for (int i = 1; i < kNumRuntimeEntries; ++i) {

@@ -6,10 +6,10 @@
 
 namespace opd::detail {
 
-// Called by the TensorOptions form of every factory function on its result.
+// Called by the TensorOptions form of every factory function on its result. requires_grad=True
+// makes it a leaf that requires grad (aten::requires_grad_, served by the autograd plugin).
 Tensor finish_factory(Tensor t, const TensorOptions& options) {
-  OPD_CHECK_T(NotImplementedError, !options.requires_grad(),
-              "requires_grad=True needs the autograd plugin, which this build does not have yet");
+  if (options.requires_grad()) t.requires_grad_(true);
   return t;
 }
 

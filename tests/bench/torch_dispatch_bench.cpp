@@ -60,6 +60,26 @@ void BM_TorchDispatchBoxed(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchDispatchBoxed);
 
+// The small add of ops_bench.cpp (BM_SmallAddDispatched), through ATen: dispatch, broadcasting,
+// promotion and allocation included.
+void BM_TorchSmallAdd(benchmark::State& state) {
+  at::Tensor a = at::ones({2, 3}), b = at::ones({3});
+  for (auto _ : state) {
+    at::Tensor c = at::add(a, b);
+    benchmark::DoNotOptimize(c);
+  }
+}
+BENCHMARK(BM_TorchSmallAdd);
+
+void BM_TorchSmallAddRequiresGrad(benchmark::State& state) {
+  at::Tensor a = at::ones({2, 3}).requires_grad_(true), b = at::ones({3});
+  for (auto _ : state) {
+    at::Tensor c = at::add(a, b);
+    benchmark::DoNotOptimize(c);
+  }
+}
+BENCHMARK(BM_TorchSmallAddRequiresGrad);
+
 constexpr int kOps = 2000;
 
 // torch::Library takes C strings: build them once, outside the timed region.
@@ -122,6 +142,7 @@ BENCHMARK(BM_TorchDeregister2000DefImplPairs)->Unit(benchmark::kMillisecond);
 const bool ratios_declared = [] {
   opd::bench::add_ratio("BM_TorchDispatchUnboxed", "BM_TorchDirectCall", "PyTorch's own ratio");
   opd::bench::add_ratio("BM_TorchDispatchBoxed", "BM_TorchDirectCall", "PyTorch's own ratio");
+  opd::bench::add_ratio("BM_TorchSmallAddRequiresGrad", "BM_TorchSmallAdd", "PyTorch's own ratio");
   return true;
 }();
 

@@ -75,8 +75,11 @@ TEST(Scalar, ConversionOverflowNamesTheType) {
             "value cannot be converted to type int64_t without overflow");
   EXPECT_EQ(error_text<ValueError>([] { Scalar(9.3e18).to_int64(); }),
             "value cannot be converted to type int64_t without overflow");
-  EXPECT_EQ(error_text<ValueError>([] { Scalar(2).to_bool(); }),
-            "value cannot be converted to type bool without overflow");
+  // Converting to bool never overflows (c10::checked_convert): non-zero is true.
+  EXPECT_TRUE(Scalar(2).to_bool());
+  EXPECT_TRUE(Scalar(-0.5).to_bool());
+  EXPECT_TRUE(Scalar(NAN).to_bool());
+  EXPECT_FALSE(Scalar(0.0).to_bool());
   EXPECT_EQ(error_text<ValueError>([] { (void)Scalar(std::numeric_limits<uint64_t>::max()); }),
             "value cannot be converted to type int64_t without overflow");
 }

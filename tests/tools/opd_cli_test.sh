@@ -42,7 +42,17 @@ check "load reports the state" 0 "loaded" -- "$opd" load example
 check "load of an unknown plugin fails" 1 "plugin 'nope' was not found in the search path" -- "$opd" load nope
 check "check passes on the default set" 0 "0 problem(s)" -- "$opd" check
 check "check fails on a failing plugin" 1 "problem: plugin nope failed" -- "$opd" check --plugin nope
-check "demo runs to the end" 0 "after the last tensor is gone: unloaded" -- "$opd" demo
+check "demo loads the default plugins" 0 "cpu 0.1.0: loaded" -- "$opd" demo --steps 20
+check "demo traces broadcasting to the CPU kernel" 0 \
+  "aten::add.Tensor [redispatch] DispatchKeySet(CPU) -> CPU: kernel registered at manifests/native_functions.yaml:134 (plugin cpu 0.1.0)" -- "$opd" demo --steps 20
+check "demo shows a composite re-entering the dispatcher" 0 \
+  "  aten::mm [call] DispatchKeySet(CPU, AutogradCPU) -> AutogradCPU" -- "$opd" demo --steps 20
+check "demo computes a huge Meta shape" 0 "tensor(..., device='meta', size=(1000000,))" -- "$opd" demo --steps 20
+check "demo explains the missing Meta kernel" 0 \
+  "Could not run 'aten::empty.memory_format' with arguments from the 'Meta' backend." -- "$opd" demo --steps 20
+check "demo trains the MLP to at least 95%" 0 "final training accuracy: 99.9" -- "$opd" demo
+check "demo takes the training options" 0 "device cpu, hidden 16, 20 steps, seed 3" -- \
+  "$opd" demo --steps 20 --hidden 16 --seed 3
 
 echo "opd_cli_test: $passed passed, $failures failed"
 [ "$failures" -eq 0 ]

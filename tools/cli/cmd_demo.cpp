@@ -1,33 +1,24 @@
-// opd demo: the main job. Loads the default plugins and shows, on the example plugin's
-// operators: the plugin table, schema parsing, the computed dispatch table, dispatch to CPU and
-// Meta kernels and to a composite that re-enters the dispatcher, a kernel override and its
-// restoration, the missing-kernel error, and unloading a plugin whose tensors are still alive.
+// opd demo: the main job. Loads the default plugins and prints the plugin table; runs a short
+// `opd eval --trace` session (broadcasting, a view, an in-place op, a composite re-entering the
+// dispatcher, a Meta computation of a huge shape); explains a missing kernel; trains a two-layer
+// MLP with the autograd plugin; and traces one add that requires grad.
 
 #include <iostream>
-#include <vector>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "commands.h"
-#include "opd/dispatcher.h"
+#include "demo_mlp.h"
+#include "eval_program.h"
+#include "eval_trace.h"
 #include "opd/error.h"
-#include "opd/function_schema.h"
-#include "opd/library.h"
 #include "opd/plugin_manager.h"
-#include "opd/tensor.h"
 
 namespace opd::cli {
 namespace {
 
-void print(const char* label, const Tensor& t) {
-  std::cout << label << t.str();
-  if (t.device().type == DeviceType::CPU) {
-    std::cout << " = [";
-    for (int64_t i = 0; i < t.numel(); ++i) std::cout << (i ? ", " : "") << t.data_ptr<float>()[i];
-    std::cout << "]";
-  }
-  std::cout << "\n";
-}
-
-void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
+void section(const std::string& title) { std::cout << "\n== " << title << " ==\n"; }
 
 void print_plugins() {
   for (const auto& s : plugins().list()) {
@@ -37,82 +28,90 @@ void print_plugins() {
   }
 }
 
-void run_demo() {
+// Runs one statement as `opd eval --trace` would, printing the trace and then the value.
+void eval_traced(eval::Evaluator& evaluator, const std::string& statement) {
+  std::cout << "\nopd eval --trace \"" << statement << "\"\n" << std::flush;
+  try {
+    eval::Value v;
+    {
+      DispatchObserverGuard observing(std::make_shared<eval::TracePrinter>(std::cout));
+      v = evaluator.run(statement);
+    }
+    std::cout << eval::repr(v) << "\n";
+  } catch (const Error& e) {
+    std::cout << "error: " << e.msg() << "\n";
+  }
+}
+
+struct DemoOptions {
+  int64_t steps = 600;
+  int64_t hidden = 64;
+  uint64_t seed = 0;
+  std::string device;  // empty: cuda when its plugin is loaded, else cpu
+};
+
+void run_demo(const DemoOptions& o) {
   section("opd plugins: the default set, loaded");
   plugins().load_default();
   print_plugins();
 
-  section("opd schema: canonical forms and a parse error");
-  for (const char* s :
-       {"aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        "aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor "
-        "indices)",
-        "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"}) {
-    std::cout << parse_schema(s).to_string() << "\n";
-  }
-  try {
-    parse_schema("example::broken(Tensor x, -> Tensor");
-  } catch (const SchemaParseError& e) {
-    std::cout << "error: " << e.msg() << "\n";
-  }
+  section("opd eval --trace: every dispatch hop, as it happens");
+  eval::Evaluator evaluator;
+  // Broadcasting: [2, 3] + [3]; the factories and the add each reach a CPU kernel.
+  eval_traced(evaluator, "x = add(ones([2, 3]), arange(0., 3.))");
+  // A view: no kernel copies anything; t() shares x's storage.
+  eval_traced(evaluator, "y = t(x)");
+  // In place, through the view: x sees the change.
+  eval_traced(evaluator, "mul_(y, 10); x");
+  // A composite: matmul decides on mm and re-enters the dispatcher.
+  eval_traced(evaluator, "matmul(x, y)");
+  // Meta: a 1e6 x 1e6 float tensor (4 TB) has shapes, strides and dtypes but no memory.
+  eval_traced(evaluator, "sum(ones([1000000, 1000000], device='meta'), [1])");
 
-  auto& d = Dispatcher::singleton();
-  auto op = d.find_schema_or_throw("example::scale", "");
-  section("opd dump example::scale: registrations and computed table");
-  std::cout << op.dump_state() << "\nComputed table:\n" << op.dump_computed_table();
+  section("a missing kernel, explained");
+  std::cout << "unloading the meta plugin: " << to_string(plugins().unload("meta").state) << "\n";
+  eval_traced(evaluator, "ones([2], device='meta')");
+  std::cout << "No plugin serves the Meta key any more, so the dispatcher's table has no entry\n"
+               "for it: the error lists the keys that do have kernels, and where each came\n"
+               "from. Loading the plugin again brings the kernels back: "
+            << to_string(plugins().load("meta").state) << "\n";
 
-  auto scale = op.typed<Tensor(const Tensor&, double)>();
-  auto twice = d.find_schema_or_throw("example::twice", "").typed<Tensor(const Tensor&)>();
-  section("dispatch");
-  std::vector<float> data = {1, 2, 3};
-  Tensor x = from_blob(data.data(), {3}, ScalarType::Float32);
-  print("scale(x, 10)            -> ", scale.call(x, 10.0));
-  print("twice(x) (composite)    -> ", twice.call(x));
-  Tensor m = from_blob(nullptr, {1000000, 1000000}, ScalarType::Float32, Device(DeviceType::Meta));
-  print("scale(meta 1e6 x 1e6)   -> ", scale.call(m, 10.0));
-  print("twice(meta) (composite) -> ", twice.call(m));
-  Stack stack{IValue(x), IValue(0.5)};
-  op.call_boxed(&stack);
-  print("boxed scale(x, 0.5)     -> ", stack.back().to_tensor());
-  stack.clear();
+  section("training a two-layer MLP on a 1,000-point spiral (autograd plugin, SGD)");
+  MlpOptions mlp;
+  mlp.steps = o.steps;
+  mlp.hidden = o.hidden;
+  mlp.seed = o.seed;
+  bool have_cuda = false;
+  for (const auto& s : plugins().list()) have_cuda |= s.name == "cuda" && s.state == PluginState::Loaded;
+  mlp.device = Device(o.device.empty() ? (have_cuda ? "cuda" : "cpu") : o.device);
+  std::cout << "device " << mlp.device.str() << ", hidden " << mlp.hidden << ", " << mlp.steps
+            << " steps, seed " << mlp.seed << "\n";
+  MlpResult r = train_spiral_mlp(mlp, std::cout);
+  std::cout << "final training accuracy: " << r.accuracy * 100 << "%\n";
 
-  section("overriding the CPU kernel for a scope, then restoring it (the override is logged)");
-  std::cout << std::flush;
-  {
-    Library override_lib(Library::IMPL, "example", DispatchKey::CPU);
-    override_lib.impl("scale", [](const Tensor& self, double) { return self; });
-    print("overridden scale(x, 10) -> ", scale.call(x, 10.0));
-  }
-  print("restored scale(x, 10)   -> ", scale.call(x, 10.0));
-
-  section("a backend with no kernel");
-  Tensor c = from_blob(data.data(), {3}, ScalarType::Float32, Device(DeviceType::CUDA, 0));
-  try {
-    scale.call(c, 1.0);
-  } catch (const NotImplementedError& e) {
-    std::cout << e.msg() << "\n";
-  }
-
-  section("unloading the example plugin while one of its tensors is alive");
-  Tensor kept = scale.call(x, 3.0);
-  PluginStatus s = plugins().unload("example");
-  std::cout << "unload: " << to_string(s.state) << " (" << s.reason << ")\n";
-  try {
-    d.find_schema_or_throw("example::scale", "");
-  } catch (const Error& e) {
-    std::cout << "after unload: " << e.msg() << "\n";
-  }
-  print("the tensor is still valid: ", kept);
-  kept = Tensor();
-  std::cout << "after the last tensor is gone: " << to_string(plugins().status("example").state)
-            << "\n";
+  section("--trace of an add that requires grad: the Autograd wrapper, then the CPU kernel");
+  eval_traced(evaluator,
+              "w = requires_grad_(ones([3])); add(w, tensor([1., 2., 3.]))");
 }
 
 }  // namespace
 
 void add_demo(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("demo", "Run the main demonstration");
-  cmd->callback([] { run_demo(); });
+  static DemoOptions options;
+  cmd->add_option("--steps", options.steps, "Training steps")->check(CLI::PositiveNumber);
+  cmd->add_option("--hidden", options.hidden, "Hidden layer size")->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", options.seed, "Seed of the data and the weights");
+  cmd->add_option("--device", options.device,
+                  "Training device (default: cuda when its plugin is loaded, else cpu)");
+  cmd->callback([&exit_code] {
+    try {
+      run_demo(options);
+    } catch (const Error& e) {
+      std::cerr << "opd demo: " << e.msg() << "\n";
+      exit_code = 1;
+    }
+  });
 }
 
 }  // namespace opd::cli

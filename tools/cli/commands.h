@@ -12,6 +12,7 @@ void add_dump(CLI::App& app, int& exit_code);
 void add_demo(CLI::App& app, int& exit_code);
 void add_plugins(CLI::App& app, int& exit_code);
 void add_check(CLI::App& app, int& exit_code);
+void add_eval(CLI::App& app, int& exit_code);
 void add_bench(CLI::App& app, int& exit_code, const char* argv0);
 
 }  // namespace opd::cli

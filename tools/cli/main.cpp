@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   opd::cli::add_dump(app, exit_code);
   opd::cli::add_plugins(app, exit_code);
   opd::cli::add_check(app, exit_code);
+  opd::cli::add_eval(app, exit_code);
   opd::cli::add_demo(app, exit_code);
   opd::cli::add_bench(app, exit_code, argv[0]);
   try {

@@ -62,7 +62,7 @@ std::string cpp_argument_type(const FunctionSchema& s, const Argument& a) {
       const Type& e = *t.contained()[0];
       if (e.kind() == TypeKind::Tensor) return "const std::optional<Tensor>&";
       if (e.kind() == TypeKind::Scalar) return "const std::optional<Scalar>&";
-      if (is_int_list(e)) return "std::optional<IntArrayRef>";
+      if (is_int_list(e)) return "OptionalIntArrayRef";
       std::string b = base_type(e.kind());
       if (b.empty()) unsupported(s, where);
       return "std::optional<" + b + ">";

@@ -7,19 +7,22 @@
 
 #include <cstdio>
 
+#include "derivatives.h"
 #include "emit.h"
 #include "native_function.h"
 #include "opd/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"opd-gen: operators from native_functions.yaml"};
-  std::string yaml, out_dir, display_name, check;
+  std::string yaml, out_dir, display_name, check, derivatives;
   app.add_option("--yaml", yaml, "our native_functions.yaml");
   app.add_option("--out", out_dir, "output folder (include/ and src/ are written under it)");
   app.add_option("--display-name", display_name,
                  "the YAML's path as generated code names it (default: --yaml)");
   app.add_option("--check", check,
                  "parse this native_functions.yaml (PyTorch's own included) and report");
+  app.add_option("--derivatives", derivatives,
+                 "derivatives.yaml: also write the autograd plugin's nodes and kernels");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!check.empty()) {
@@ -47,6 +50,9 @@ int main(int argc, char** argv) {
     opd::gen::emit_schemas(fs, o);
     opd::gen::emit_api(fs, o);
     opd::gen::emit_native(fs, o);
+    if (!derivatives.empty()) {
+      opd::gen::emit_autograd(fs, opd::gen::load_derivatives(derivatives, fs), o, derivatives);
+    }
   } catch (const opd::Error& e) {
     fmt::print(stderr, "opd-gen: {}\n", e.what());
     return 1;

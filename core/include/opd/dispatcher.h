@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "opd/boxing.h"
+#include "opd/dispatch_observer.h"
 #include "opd/function_schema.h"
 #include "opd/kernel_function.h"
 #include "opd/local_dispatch_key_set.h"
@@ -105,10 +106,21 @@ inline DispatchKeySet key_set_of(std::span<const Tensor> ts) {
 inline DispatchKeySet key_set_of(const std::vector<Tensor>& ts) {
   return key_set_of(std::span<const Tensor>(ts));
 }
+// TensorList (cat's Tensor[]) would otherwise match the catch-all template below.
+inline DispatchKeySet key_set_of(const TensorList& ts) {
+  return key_set_of(std::span<const Tensor>(ts));
+}
 inline DispatchKeySet key_set_of(const std::vector<std::optional<Tensor>>& ts) {
   DispatchKeySet ks;
   for (const auto& t : ts) ks = ks | key_set_of(t);
   return ks;
+}
+// Factory functions have no tensor to dispatch on: they dispatch on their device argument, and
+// on CPU when it is None (the role of PyTorch's BackendSelect key). Only the backend key: a
+// device argument never brings autograd in.
+inline DispatchKeySet key_set_of(Device d) { return DispatchKeySet(backend_key_for(d.type)); }
+inline DispatchKeySet key_set_of(const std::optional<Device>& d) {
+  return DispatchKeySet(backend_key_for(d ? d->type : DeviceType::CPU));
 }
 template <class T>
 DispatchKeySet key_set_of(const T&) {
@@ -119,6 +131,15 @@ DispatchKeySet key_set_of(const T&) {
 template <class... Args>
 DispatchKeySet arguments_key_set(const Args&... args) {
   return (DispatchKeySet() | ... | key_set_of(args));
+}
+
+// The slow path of a call while a DispatchObserver is installed (Note [Observed dispatch]).
+template <class Ret, class... Args>
+[[gnu::noinline, gnu::cold]] Ret call_observed(const OperatorHandle& op, DispatchKeySet ks,
+                                               DispatchEntry entry, const KernelFunction& kernel,
+                                               Args... args) {
+  ObservedHop hop(op, ks, entry, kernel);
+  return kernel.template call<Ret, Args...>(op, ks, std::forward<Args>(args)...);
 }
 
 // The key set a call dispatches on: ((arguments | included) - excluded) & mask.
@@ -139,7 +160,11 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
     DispatchKeySet ks =
         detail::compute_dispatch_key_set(detail::arguments_key_set(args...), e.key_mask());
     detail::CallScope scope;
-    return e.lookup(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+    const KernelFunction& kernel = e.lookup(ks);
+    if (detail::dispatch_observed()) [[unlikely]]
+      return detail::call_observed<Ret, Args...>(*this, ks, DispatchEntry::Call, kernel,
+                                                 std::forward<Args>(args)...);
+    return kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
   // Calls the kernel for `keys` (masked by the operator's fallthroughs), ignoring the TLS sets:
   // for kernels that handled their own key and pass the call on.
@@ -147,7 +172,11 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
     const OperatorEntry& e = *entry_;
     DispatchKeySet ks = keys & e.key_mask();
     detail::CallScope scope;
-    return e.lookup(ks).template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+    const KernelFunction& kernel = e.lookup(ks);
+    if (detail::dispatch_observed()) [[unlikely]]
+      return detail::call_observed<Ret, Args...>(*this, ks, DispatchEntry::Redispatch, kernel,
+                                                 std::forward<Args>(args)...);
+    return kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
 
  private:

@@ -82,6 +82,15 @@ class OPD_API OperatorEntry {
     const std::string* debug;
   };
   std::optional<SignatureSource> cpp_signature() const;
+  // Where the kernel serving runtime key `k` was registered and why it serves `k`
+  // (dump_computed_table()'s words: "kernel", "math kernel", ...), for dispatch observers.
+  // `looked_up` is the entry a call ran; if registrations replaced it since, debug says so.
+  // Takes the dispatcher's registration mutex.
+  struct Origin {
+    std::string debug;
+    const char* source;
+  };
+  Origin origin_of(DispatchKey k, const KernelFunction& looked_up) const;
 
   // Throws NotImplementedError (or, for Undefined, Error) for a call that found no kernel.
   [[noreturn]] void report_missing(DispatchKeySet ks) const;

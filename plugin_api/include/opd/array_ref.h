@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,22 @@ class ArrayRef : public std::span<const T> {
   std::vector<T> vec() const { return std::vector<T>(this->begin(), this->end()); }
   bool equals(ArrayRef o) const { return std::equal(this->begin(), this->end(), o.begin(), o.end()); }
   friend bool operator==(ArrayRef a, ArrayRef b) { return a.equals(b); }
+};
+
+// An optional list of ints (`int[1]? dim`), as c10::OptionalIntArrayRef: std::optional's own
+// converting constructor unwraps a braced list into its elements, so `opd::sum(x, {0}, true)`
+// would not compile with std::optional<ArrayRef>. An empty braced list is nullopt, which every
+// operator taking such an argument reads as "all dimensions", as it reads [].
+class OptionalIntArrayRef : public std::optional<ArrayRef<int64_t>> {
+  using Base = std::optional<ArrayRef<int64_t>>;
+
+ public:
+  using Base::Base;
+  OptionalIntArrayRef() = default;
+  OptionalIntArrayRef(const Base& o) : Base(o) {}
+  OptionalIntArrayRef(ArrayRef<int64_t> values) : Base(values) {}
+  OptionalIntArrayRef(std::initializer_list<int64_t> values) : Base(ArrayRef<int64_t>(values)) {}
+  OptionalIntArrayRef(const std::vector<int64_t>& values) : Base(ArrayRef<int64_t>(values)) {}
 };
 
 }  // namespace opd

@@ -153,6 +153,16 @@ struct Traits<std::optional<T>> {
   static IValue box(const std::optional<T>& x) { return x ? Traits<T>::box(*x) : IValue(); }
 };
 
+template <>
+struct Traits<OptionalIntArrayRef> {
+  static std::string schema_type() { return "int[]?"; }
+  static OptionalIntArrayRef get(IValue& v) {
+    if (v.is_none()) return std::nullopt;
+    return IntArrayRef(v.to_int_list());
+  }
+  static IValue box(const OptionalIntArrayRef& x) { return x ? IValue(*x) : IValue(); }
+};
+
 template <class P>
 using TraitsOf = Traits<std::remove_cvref_t<P>>;
 

@@ -107,7 +107,21 @@ inline std::shared_ptr<void>& plugin_self_reference() {
   static std::shared_ptr<void> self;
   return self;
 }
+// This module's shutdown hook (see on_plugin_shutdown); null when none.
+inline void (*&plugin_shutdown_hook())() {
+  static void (*hook)() = nullptr;
+  return hook;
+}
+inline void run_plugin_shutdown_hook() noexcept {
+  if (void (*hook)() = plugin_shutdown_hook()) hook();
+}
 }  // namespace detail
+
+// Inside a plugin, from its OPD_PLUGIN body: `hook` runs whenever the plugin shuts down
+// (unload, reload, failed load), after its registrations are undone. It must stop every thread
+// the plugin started: once unloaded, no thread may be left running the plugin's code. Must not
+// throw.
+inline void on_plugin_shutdown(void (*hook)()) { detail::plugin_shutdown_hook() = hook; }
 
 // Inside a plugin: a reference that keeps this plugin's library mapped, for objects it hands to
 // the host (a storage's owner). Empty in executables and before the plugin is registered.
@@ -123,6 +137,7 @@ opd_plugin_status run_plugin_registration(opd_plugin_context* ctx, Body body) {
   size_t ran = 0;
   auto undo = [&] {
     while (ran > 0) inits[--ran]->reset();
+    run_plugin_shutdown_hook();
     plugin_self_reference().reset();
   };
   try {
@@ -150,6 +165,7 @@ opd_plugin_status run_plugin_registration(opd_plugin_context* ctx, Body body) {
 inline void run_plugin_shutdown() noexcept {
   auto& inits = LibraryInit::pending_library_inits();
   for (size_t i = inits.size(); i > 0; --i) inits[i - 1]->reset();
+  run_plugin_shutdown_hook();
   plugin_self_reference().reset();
 }
 

@@ -141,15 +141,9 @@ constexpr const char* cpp_type_name() {
 template <class To, class From>
 To Scalar::convert(From f) {
   if constexpr (std::is_same_v<To, bool>) {
-    bool overflow;
-    if constexpr (std::is_same_v<From, bool>)
-      overflow = false;
-    else if constexpr (std::is_integral_v<From>)
-      overflow = f > 1 || f < -1;
-    else
-      overflow = !(f >= 0 && f <= 1);  // NaN too
-    if (overflow) detail::throw_scalar_overflow("bool");
-    return static_cast<bool>(f);
+    // Never an overflow, as c10::checked_convert: any non-zero value (NaN too) is true, so
+    // that fill_(2) on a bool tensor fills True.
+    return f != From(0);
   } else if constexpr (std::is_integral_v<To>) {
     using L = std::numeric_limits<To>;
     bool overflow = false;

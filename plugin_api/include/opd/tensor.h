@@ -289,6 +289,14 @@ class OPD_API Tensor {
   // call through the dispatcher. `Scalar item() const` is among them.
 #include "opd/tensor_methods.inc"
 
+  // Autograd, served by the autograd plugin (without it these fail with the dispatcher's
+  // missing-kernel error); see opd/autograd.h. backward() is aten::_backward with no inputs;
+  // grad() is the accumulated gradient (undefined when none).
+  void backward(const std::optional<Tensor>& gradient = std::nullopt,
+                std::optional<bool> retain_graph = std::nullopt, bool create_graph = false) const;
+  Tensor grad() const;
+  bool requires_grad() const;
+
  private:
   const TensorImpl& impl(const char* method) const {
     if (!impl_) [[unlikely]]

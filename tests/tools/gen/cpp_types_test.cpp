@@ -26,7 +26,7 @@ TEST(CppTypes, ArgumentTypes) {
                    "ScalarType m, ScalarType? n, Layout? o, Device p, Device? q, "
                    "MemoryFormat r, MemoryFormat? s) -> ()"),
             "const std::optional<Tensor>& w, TensorList ts, int64_t a, int64_t b, "
-            "std::optional<int64_t> c, IntArrayRef d, IntArrayRef e, std::optional<IntArrayRef> f, "
+            "std::optional<int64_t> c, IntArrayRef d, IntArrayRef e, OptionalIntArrayRef f, "
             "double g, std::optional<double> h, bool i, std::optional<bool> j, std::string_view k, "
             "const std::optional<Scalar>& l, ScalarType m, std::optional<ScalarType> n, "
             "std::optional<Layout> o, Device p, std::optional<Device> q, MemoryFormat r, "

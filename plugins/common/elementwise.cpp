@@ -1,0 +1,251 @@
+#include "common/elementwise.h"
+
+#include <string>
+
+#include "common/output.h"
+#include "common/type_dispatch.h"
+#include "common/type_promotion.h"
+
+namespace opd::common {
+namespace {
+
+void check_alpha(ScalarType dtype, const Scalar& alpha) {
+  OPD_CHECK(!alpha.is_boolean() || dtype == ScalarType::Bool,
+            "Boolean alpha only supported for Boolean results.");
+  OPD_CHECK(is_floating_point(dtype) || is_complex(dtype) || alpha.is_integral(true),
+            "For integral input tensors, argument alpha must not be a floating point number.");
+  OPD_CHECK(is_complex(dtype) || !alpha.is_complex(),
+            "For non-complex input tensors, argument alpha must not be a complex number.");
+}
+
+// The CPU kernel's name in dtype errors: "<op>_cpu", as PyTorch names most of them.
+std::string cpu_name(std::string_view op) { return std::string(op) + "_cpu"; }
+
+}  // namespace
+
+Scalar negated(const Scalar& s) {
+  if (s.is_complex()) return Scalar(-s.to_complex_double());
+  if (s.is_floating_point()) return Scalar(-s.to_double());
+  return Scalar(-s.to_int64());
+}
+
+TensorIterator add_meta(const Tensor& out, const Tensor& self, const Tensor& other,
+                        const Scalar& alpha) {
+  TensorIterator iter = TensorIterator::binary_op("add", out, self, other);
+  check_alpha(iter.common_dtype(), alpha);
+  check_dtype_in("add_cpu", iter.common_dtype(), TypeSet::AllAndBool);
+  check_scalar_fits(alpha, iter.common_dtype());
+  return iter;
+}
+
+TensorIterator sub_meta(const Tensor& out, const Tensor& self, const Tensor& other,
+                        const Scalar& alpha) {
+  OPD_CHECK(self.scalar_type() != ScalarType::Bool || other.scalar_type() != ScalarType::Bool,
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead.");
+  OPD_CHECK(self.scalar_type() != ScalarType::Bool && other.scalar_type() != ScalarType::Bool,
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  TensorIterator iter = TensorIterator::binary_op("sub", out, self, other);
+  check_alpha(iter.common_dtype(), alpha);
+  check_dtype_in("sub_cpu", iter.common_dtype(), TypeSet::AllAndBool);
+  check_scalar_fits(negated(alpha), iter.common_dtype());
+  return iter;
+}
+
+TensorIterator mul_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
+  TensorIterator iter = TensorIterator::binary_op("mul", out, self, other);
+  check_dtype_in("mul_cpu", iter.common_dtype(), TypeSet::AllAndBool);
+  return iter;
+}
+
+TensorIterator div_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
+  TensorIterator iter = TensorIterator::binary_float_op("div", out, self, other);
+  check_dtype_in("div_true_cpu", iter.common_dtype(), TypeSet::Floating);
+  return iter;
+}
+
+TensorIterator pow_meta(const Tensor& out, const Tensor& self, const Scalar& exponent) {
+  OPD_CHECK(!(is_integral(self.scalar_type(), /*include_bool=*/true) &&
+              exponent.is_integral(/*include_bool=*/true) && exponent.to_int64() < 0),
+            "Integers to negative integer powers are not allowed.");
+  TensorIterator iter = TensorIteratorConfig("pow")
+                            .add_output(out)
+                            .add_input(self)
+                            .compute_dtype(result_type(self, exponent))
+                            .build();
+  const ScalarType dtype = iter.common_dtype();
+  if (pow_is_trivial(exponent)) {
+    check_dtype_in("pow", dtype, TypeSet::AllAndBool);
+  } else if (is_integral(dtype, /*include_bool=*/false)) {
+    check_dtype_in("pow", dtype, TypeSet::Integral);
+    check_scalar_fits(exponent, dtype);
+  } else {
+    check_dtype_in("pow", dtype, TypeSet::Floating);
+  }
+  return iter;
+}
+
+bool pow_is_trivial(const Scalar& exponent) {
+  return !exponent.is_complex() && (exponent.to_double() == 0 || exponent.to_double() == 1);
+}
+
+TensorIterator pow_meta(const Tensor& out, const Tensor& self, const Tensor& exponent) {
+  TensorIterator iter = TensorIterator::binary_op("pow", out, self, exponent);
+  const bool integral = is_integral(iter.common_dtype(), /*include_bool=*/false);
+  check_dtype_in("pow", iter.common_dtype(), integral ? TypeSet::Integral : TypeSet::Floating);
+  return iter;
+}
+
+TensorIterator min_max_meta(std::string_view name, const Tensor& out, const Tensor& self,
+                            const Tensor& other) {
+  OPD_CHECK(!is_complex(self.scalar_type()) && !is_complex(other.scalar_type()),
+            "{} not implemented for complex tensors.", name);
+  TensorIterator iter = TensorIterator::binary_op(name, out, self, other);
+  check_dtype_in(cpu_name(name), iter.common_dtype(), TypeSet::AllAndBool);
+  return iter;
+}
+
+TensorIterator comparison_meta(std::string_view name, const Tensor& out, const Tensor& self,
+                               const Tensor& other) {
+  TensorIterator iter = TensorIterator::comparison_op(name, out, self, other);
+  check_dtype_in(cpu_name(name), iter.common_dtype(), TypeSet::AllAndBool);
+  return iter;
+}
+
+TensorIterator where_meta(const Tensor& out, const Tensor& condition, const Tensor& self,
+                          const Tensor& other) {
+  OPD_CHECK(condition.scalar_type() == ScalarType::Bool,
+            "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+            condition.scalar_type());
+  const ScalarType dtype = result_type(self, other);
+  // The condition keeps its dtype, so the values are converted here rather than by the
+  // iterator (which would convert every input); Meta tensors have nothing to convert.
+  const auto value = [&](const Tensor& t) { return t.is_meta() ? t : converted(t, dtype); };
+  check_dtype_in("where_cpu", dtype, TypeSet::AllAndBool);
+  return TensorIteratorConfig("where")
+      .add_output(out)
+      .add_input(condition)
+      .add_input(value(self))
+      .add_input(value(other))
+      .check_all_same_dtype(false)
+      .output_dtype(dtype)
+      .build();
+}
+
+TensorIterator neg_meta(const Tensor& out, const Tensor& self) {
+  OPD_CHECK(self.scalar_type() != ScalarType::Bool,
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.");
+  TensorIterator iter = TensorIterator::unary_op("neg", out, self);
+  check_dtype_in("neg_cpu", iter.common_dtype(), TypeSet::All);
+  return iter;
+}
+
+TensorIterator abs_meta(const Tensor& out, const Tensor& self) {
+  TensorIterator iter = TensorIterator::unary_op("abs", out, self);
+  check_dtype_in("abs_cpu", iter.common_dtype(), TypeSet::All);
+  return iter;
+}
+
+TensorIterator unary_float_meta(std::string_view name, const Tensor& out, const Tensor& self) {
+  TensorIterator iter = TensorIterator::unary_float_op(name, out, self);
+  check_dtype_in(cpu_name(name), iter.common_dtype(), TypeSet::Floating);
+  return iter;
+}
+
+TensorIterator relu_meta(const Tensor& out, const Tensor& self) {
+  OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  TensorIterator iter = TensorIterator::unary_op("relu", out, self);
+  check_dtype_in("relu_cpu", iter.common_dtype(), TypeSet::All);
+  return iter;
+}
+
+GeluApproximation gelu_approximation(std::string_view approximate) {
+  if (approximate == "none") return GeluApproximation::None;
+  OPD_CHECK(approximate == "tanh", "approximate argument must be either none or tanh.");
+  return GeluApproximation::Tanh;
+}
+
+TensorIterator gelu_meta(const Tensor& out, const Tensor& self, std::string_view approximate) {
+  gelu_approximation(approximate);
+  TensorIterator iter = TensorIterator::unary_op("gelu", out, self);
+  check_dtype_in("GeluKernelImpl", iter.common_dtype(), TypeSet::Floating);
+  return iter;
+}
+
+TensorIterator clamp_meta(const Tensor& out, const Tensor& self, const std::optional<Scalar>& min,
+                          const std::optional<Scalar>& max) {
+  OPD_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  ScalarType dtype = self.scalar_type();
+  OPD_CHECK(!is_complex(dtype), "clamp is not supported for complex types");
+  // Floating tensors are the top of the promotion clamp allows; others may be promoted by the
+  // bounds (an int tensor clamped to 0.5 computes in Float).
+  if (!is_floating_point(dtype)) {
+    ResultTypeState state = update_result_type_state(self, {});
+    if (min) state = update_result_type_state(*min, state);
+    if (max) state = update_result_type_state(*max, state);
+    dtype = result_type(state);
+    OPD_CHECK(dtype == self.scalar_type() || !out.is_same(self),
+              "result type {} can't be cast to the desired output type {}", dtype,
+              self.scalar_type());
+  }
+  OPD_CHECK(!is_complex(dtype), "clamp is not supported for complex types");
+  TensorIterator iter =
+      TensorIteratorConfig("clamp").add_output(out).add_input(self).compute_dtype(dtype).build();
+  check_dtype_in("clamp_scalar_cpu", dtype, TypeSet::All);
+  if (min) check_scalar_fits(*min, dtype);
+  if (max) check_scalar_fits(*max, dtype);
+  return iter;
+}
+
+TensorIterator threshold_backward_meta(const Tensor& out, const Tensor& grad_output,
+                                       const Tensor& self, const Scalar& threshold) {
+  TensorIterator iter = TensorIteratorConfig("threshold_backward")
+                            .add_output(out)
+                            .add_input(self)
+                            .add_input(grad_output)
+                            .promote_inputs_to_common_dtype(true)
+                            .cast_common_dtype_to_outputs(true)
+                            .enforce_safe_casting_to_output(true)
+                            .build();
+  check_dtype_in("threshold_backward_cpu", iter.common_dtype(), TypeSet::All);
+  check_scalar_fits(threshold, iter.common_dtype());
+  return iter;
+}
+
+TensorIterator pointwise_backward_meta(std::string_view name, std::string_view kernel_name,
+                                       const Tensor& out, const Tensor& grad_output,
+                                       const Tensor& other) {
+  TensorIterator iter = TensorIterator::binary_op(name, out, grad_output, other);
+  check_dtype_in(kernel_name, iter.common_dtype(), TypeSet::Floating);
+  return iter;
+}
+
+std::optional<TensorIterator> copy_meta(const Tensor& self, const Tensor& src) {
+  if (self.is_same(src)) return std::nullopt;
+  if (!self.is_meta()) {
+    OPD_CHECK_T(NotImplementedError, !src.is_meta(), "Cannot copy out of meta tensor; no data!");
+  }
+  TensorIterator iter = TensorIteratorConfig("copy_")
+                            .add_output(self)
+                            .add_input(src)
+                            .resize_outputs(false)
+                            .check_all_same_dtype(false)
+                            .check_all_same_device(false)
+                            .build();
+  const bool same_data = self.storage().is_same(src.storage()) &&
+                         self.storage_offset() == src.storage_offset() &&
+                         self.sizes().equals(src.sizes()) && self.strides().equals(src.strides()) &&
+                         self.scalar_type() == src.scalar_type();
+  if (self.is_meta() || same_data || iter.numel() == 0) return std::nullopt;
+  return iter;
+}
+
+TensorIterator fill_meta(const Tensor& self, const Scalar& value) {
+  TensorIterator iter = TensorIterator::nullary_op("fill_", self);
+  check_scalar_fits(value, self.scalar_type());
+  return iter;
+}
+
+}  // namespace opd::common

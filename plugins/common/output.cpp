@@ -1,0 +1,88 @@
+#include "common/output.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "opd/ops.h"
+#include "opd/tensor_options.h"
+
+namespace opd::common {
+
+Tensor empty_output(IntArrayRef sizes, ScalarType dtype, Device device) {
+  return opd::empty(sizes, TensorOptions().dtype(dtype).device(device));
+}
+
+Tensor converted(const Tensor& t, ScalarType dtype) {
+  if (t.scalar_type() == dtype) return t;
+  Tensor result = empty_output(t.sizes(), dtype, t.device());
+  result.copy_(t);
+  return result;
+}
+
+std::string shape_str(IntArrayRef sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
+
+bool resize_output(std::string_view op, const Tensor& out, IntArrayRef sizes) {
+  if (out.sizes().equals(sizes)) return false;
+  OPD_CHECK(out.numel() == 0,
+            "{}: expected out tensor to have shape {}, but got {} instead (an out= tensor with "
+            "elements is never resized)",
+            op, shape_str(sizes), shape_str(out.sizes()));
+  out.resize_(sizes);
+  return true;
+}
+
+bool is_non_overlapping_and_dense(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  // Visit the dimensions from the smallest stride up; each must start where the previous ends.
+  IntArrayRef sizes = t.sizes(), strides = t.strides();
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return strides[a] < strides[b] || (strides[a] == strides[b] && sizes[a] < sizes[b]);
+  });
+  int64_t expected = 1;
+  for (size_t d : order) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+void check_no_internal_overlap(const Tensor& out) {
+  if (is_non_overlapping_and_dense(out)) return;
+  IntArrayRef sizes = out.sizes(), strides = out.strides();
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    OPD_CHECK(strides[d] != 0 || sizes[d] <= 1,
+              "unsupported operation: more than one element of the written-to tensor refers to a "
+              "single memory location. Please clone() the tensor before performing the "
+              "operation.");
+  }
+}
+
+void check_no_partial_overlap(const Tensor& out, const Tensor& input) {
+  if (out.is_same(input) || out.numel() == 0 || input.numel() == 0) return;
+  if (!out.storage().is_same(input.storage())) return;
+  if (!is_non_overlapping_and_dense(out) || !is_non_overlapping_and_dense(input)) return;
+  // Byte ranges within the shared storage (offsets, not addresses, so that Meta tensors, which
+  // have no memory, are judged the same way).
+  const auto range = [](const Tensor& t) {
+    const int64_t item = static_cast<int64_t>(t.element_size());
+    const int64_t begin = t.storage_offset() * item;
+    return std::pair{begin, begin + t.numel() * item};
+  };
+  const auto [out_begin, out_end] = range(out);
+  const auto [in_begin, in_end] = range(input);
+  const bool same_range = out_begin == in_begin && out_end == in_end;
+  const bool partial = same_range ? !out.strides().equals(input.strides())
+                                  : out_begin < in_end && in_begin < out_end;
+  OPD_CHECK(!partial,
+            "unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing the "
+            "operation.");
+}
+
+}  // namespace opd::common

@@ -1,0 +1,51 @@
+#pragma once
+
+// Outputs of operators: allocation, the out= resize rule, and the memory-overlap checks that
+// keep a kernel from reading what it has already written.
+
+#include <string_view>
+
+#include "opd/device.h"
+#include "opd/scalar_type.h"
+#include "opd/tensor.h"
+
+namespace opd::common {
+
+// A new contiguous tensor, allocated through the dispatcher (opd::empty), so that each backend's
+// own allocator serves it: CPU memory, a Meta tensor without memory, later CUDA memory.
+Tensor empty_output(IntArrayRef sizes, ScalarType dtype, Device device);
+
+// PyTorch's out= rule: an `out` of shape `sizes` is kept; an empty one (numel 0) is resized to
+// `sizes` through opd::resize_ (a dispatched call). Where PyTorch warns and resizes an `out`
+// that has elements, this build refuses, with opd::Error
+//   "add: expected out tensor to have shape [2, 3], but got [4] instead (an out= tensor with
+//    elements is never resized)"
+// Returns whether it resized.
+bool resize_output(std::string_view op, const Tensor& out, IntArrayRef sizes);
+
+// PyTorch's assert_no_internal_overlap, for a tensor about to be written: refuses one whose
+// elements share memory through a zero stride over a dimension of size > 1 (an expanded tensor),
+// with opd::Error "unsupported operation: more than one element of the written-to tensor refers
+// to a single memory location. Please clone() the tensor before performing the operation."
+// Layouts too hard to decide cheaply are let through, as in PyTorch.
+void check_no_internal_overlap(const Tensor& out);
+
+// PyTorch's assert_no_partial_overlap: refuses an `input` whose memory partly overlaps that of
+// the tensor written, `out` (the same memory with the same strides is fine: an in-place
+// operator), with opd::Error "unsupported operation: some elements of the input tensor and the
+// written-to tensor refer to a single memory location. Please clone() the tensor before
+// performing the operation."
+void check_no_partial_overlap(const Tensor& out, const Tensor& input);
+
+// `t` when it has `dtype`, else a contiguous copy of it converted to `dtype`, on its device
+// (opd::empty, then copy_, both through the dispatcher).
+Tensor converted(const Tensor& t, ScalarType dtype);
+
+// Whether the elements of `t` fill a block of memory exactly once, in some order of dimensions
+// (PyTorch's is_non_overlapping_and_dense).
+bool is_non_overlapping_and_dense(const Tensor& t);
+
+// "[2, 3]": sizes as PyTorch prints them in messages.
+std::string shape_str(IntArrayRef sizes);
+
+}  // namespace opd::common

@@ -1,0 +1,290 @@
+#include "common/tensor_iterator.h"
+
+#include <array>
+
+#include "common/broadcast.h"
+#include "common/device_check.h"
+#include "common/output.h"
+#include "common/type_promotion.h"
+#include "opd/ops.h"
+
+namespace opd::common {
+
+TensorIteratorConfig& TensorIteratorConfig::add_output(const Tensor& out) {
+  output_ = out;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::add_input(const Tensor& in) {
+  OPD_INTERNAL_ASSERT(in.defined(), "{}: undefined input", name_);
+  OPD_INTERNAL_ASSERT(inputs_.size() + 1 < TensorIterator::kMaxOperands);
+  inputs_.push_back(in);
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::promote_inputs_to_common_dtype(bool v) {
+  promote_inputs_ = v;
+  if (v) check_all_same_dtype_ = false;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::promote_integer_inputs_to_float(bool v) {
+  promote_integer_inputs_to_float_ = v;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::compute_dtype(ScalarType dtype) {
+  compute_dtype_ = dtype;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::output_dtype(ScalarType dtype) {
+  output_dtype_ = dtype;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::cast_common_dtype_to_outputs(bool v) {
+  cast_common_dtype_to_outputs_ = v;
+  if (v) check_all_same_dtype_ = false;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::enforce_safe_casting_to_output(bool v) {
+  enforce_safe_casting_ = v;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::check_all_same_dtype(bool v) {
+  check_all_same_dtype_ = v;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::check_all_same_device(bool v) {
+  check_all_same_device_ = v;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::check_mem_overlap(bool v) {
+  check_mem_overlap_ = v;
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::resize_outputs(bool v) {
+  resize_outputs_ = v;
+  return *this;
+}
+
+TensorIterator TensorIteratorConfig::build() const {
+  TensorIterator it;
+  it.name_ = name_;
+  const Tensor& out = output_;
+  OPD_INTERNAL_ASSERT(out.defined() || !inputs_.empty(), "{}: no operands", name_);
+  bool read_write = false;
+  for (const Tensor& in : inputs_) read_write |= out.defined() && in.is_same(out);
+
+  if (check_mem_overlap_ && out.defined()) {
+    check_no_internal_overlap(out);
+    for (const Tensor& in : inputs_) check_no_partial_overlap(out, in);
+  }
+
+  // The output takes part in broadcasting only when it cannot be resized; an in-place output
+  // does as an input.
+  std::vector<IntArrayRef> shapes;
+  if (out.defined() && !resize_outputs_) shapes.push_back(out.sizes());
+  for (const Tensor& in : inputs_) shapes.push_back(in.sizes());
+  it.shape_ = infer_size(shapes);
+  bool will_resize = false;
+  if (out.defined() && !out.sizes().equals(it.shape_)) {
+    OPD_CHECK(resize_outputs_ && !read_write,
+              "output with shape {} doesn't match the broadcast shape {}", shape_str(out.sizes()),
+              shape_str(it.shape_));
+    will_resize = true;
+  }
+
+  std::vector<Tensor> operands;
+  operands.reserve(inputs_.size() + 1);
+  operands.push_back(out);
+  operands.insert(operands.end(), inputs_.begin(), inputs_.end());
+  if (check_all_same_device_) {
+    it.device_ = check_same_device("", operands, /*num_outputs=*/1);
+  } else {
+    it.device_ = out.defined() ? out.device() : inputs_[0].device();
+  }
+
+  // Dtypes: what the inputs are computed in, and what the loop writes.
+  const bool convert_inputs = promote_inputs_ || compute_dtype_.has_value();
+  ScalarType common;
+  if (compute_dtype_) {
+    common = *compute_dtype_;
+  } else if (promote_inputs_) {
+    common = result_type(inputs_);
+  } else {
+    common = inputs_.empty() ? out.scalar_type() : inputs_[0].scalar_type();
+  }
+  if (check_all_same_dtype_) {
+    for (size_t k = 0; k < operands.size(); ++k) {
+      const Tensor& t = operands[k];
+      if (!t.defined() || (k > 0 && convert_inputs)) continue;
+      OPD_CHECK(t.scalar_type() == common, "Found dtype {} but expected {}", t.scalar_type(),
+                common);
+    }
+  }
+  if (promote_integer_inputs_to_float_ && is_integral(common, /*include_bool=*/true)) {
+    common = kDefaultDtype;
+  }
+  it.common_dtype_ = common;
+  const ScalarType written = output_dtype_.value_or(common);
+  bool needs_temporary = false;
+  if (out.defined() && out.scalar_type() != written) {
+    OPD_CHECK(!enforce_safe_casting_ || can_cast(common, out.scalar_type()),
+              "result type {} can't be cast to the desired output type {}", common,
+              out.scalar_type());
+    needs_temporary = cast_common_dtype_to_outputs_;
+  }
+
+  // The output, and what the loop sees. Nothing is computed on Meta, or for no elements.
+  int64_t numel = 1;
+  for (int64_t s : it.shape_) numel *= s;
+  it.numel_ = numel;
+  const bool computes = !it.device_.is_meta() && numel > 0;
+  if (!out.defined()) {
+    it.output_ = empty_output(it.shape_, written, it.device_);
+  } else {
+    it.output_ = out;
+    if (will_resize) resize_output(name_, out, it.shape_);
+  }
+  it.operands_.push_back(needs_temporary && computes ? empty_output(it.shape_, written, it.device_)
+                                                     : it.output_);
+  for (const Tensor& in : inputs_) {
+    it.operands_.push_back(convert_inputs && computes ? converted(in, common) : in);
+  }
+  it.compute_loop_geometry();
+  return it;
+}
+
+void TensorIterator::compute_loop_geometry() {
+  const int nt = ntensors();
+  const int nd = static_cast<int>(shape_.size());
+  data_.resize(nt);
+  for (int k = 0; k < nt; ++k) data_[k] = static_cast<char*>(operands_[k].data_ptr());
+
+  // Byte strides by the broadcast shape's dims: operands align at the last dim, and a dim an
+  // operand is broadcast along (missing, or of size 1) gets stride 0.
+  std::vector<int64_t> strides(static_cast<size_t>(nd) * nt, 0);
+  for (int k = 0; k < nt; ++k) {
+    const Tensor& t = operands_[k];
+    const int64_t item = static_cast<int64_t>(t.element_size());
+    const int offset = nd - static_cast<int>(t.dim());
+    for (int d = 0; d < t.dim(); ++d) {
+      if (t.size(d) != 1) strides[(d + offset) * nt + k] = t.stride(d) * item;
+    }
+  }
+
+  // Fastest dims first: the original order reversed, then a stable insertion sort by the first
+  // operand (output first) that tells two dims apart. An operand broadcast along either dim
+  // cannot; equal strides put the smaller dim first.
+  std::vector<int> perm(nd);
+  for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  const auto goes_after = [&](int a, int b) {
+    for (int k = 0; k < nt; ++k) {
+      const int64_t sa = strides[a * nt + k], sb = strides[b * nt + k];
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return sa > sb;
+      if (shape_[a] != shape_[b]) return shape_[a] > shape_[b];
+    }
+    return false;
+  };
+  for (int i = 1; i < nd; ++i) {
+    for (int j = i; j > 0 && goes_after(perm[j - 1], perm[j]); --j) std::swap(perm[j - 1], perm[j]);
+  }
+
+  // Merge each dim into the previous one when every operand steps over both as one.
+  loop_shape_.clear();
+  strides_.clear();
+  for (int p : perm) {
+    const int64_t size = shape_[p];
+    if (size == 1) continue;
+    if (!loop_shape_.empty()) {
+      const size_t last = loop_shape_.size() - 1;
+      bool mergeable = true;
+      for (int k = 0; k < nt && mergeable; ++k) {
+        mergeable = strides_[last * nt + k] * loop_shape_[last] == strides[p * nt + k];
+      }
+      if (mergeable) {
+        loop_shape_[last] *= size;
+        continue;
+      }
+    }
+    loop_shape_.push_back(size);
+    for (int k = 0; k < nt; ++k) strides_.push_back(strides[p * nt + k]);
+  }
+  OPD_CHECK(static_cast<int>(loop_shape_.size()) <= kMaxDims,
+            "{}: tensors with more than {} non-mergeable dimensions are not supported", name_,
+            kMaxDims);
+}
+
+bool TensorIterator::is_contiguous() const {
+  if (loop_shape_.empty()) return true;
+  if (loop_shape_.size() > 1) return false;
+  for (int k = 0; k < ntensors(); ++k) {
+    if (loop_stride(k, 0) != static_cast<int64_t>(operands_[k].element_size())) return false;
+  }
+  return true;
+}
+
+void TensorIterator::cast_outputs() const {
+  if (!operands_[0].is_same(output_)) output_.copy_(operands_[0]);
+}
+
+TensorIterator TensorIterator::binary_op(std::string_view name, const Tensor& out, const Tensor& a,
+                                         const Tensor& b) {
+  return TensorIteratorConfig(name)
+      .add_output(out)
+      .add_input(a)
+      .add_input(b)
+      .promote_inputs_to_common_dtype(true)
+      .cast_common_dtype_to_outputs(true)
+      .enforce_safe_casting_to_output(true)
+      .build();
+}
+
+TensorIterator TensorIterator::binary_float_op(std::string_view name, const Tensor& out,
+                                               const Tensor& a, const Tensor& b) {
+  return TensorIteratorConfig(name)
+      .add_output(out)
+      .add_input(a)
+      .add_input(b)
+      .promote_inputs_to_common_dtype(true)
+      .promote_integer_inputs_to_float(true)
+      .cast_common_dtype_to_outputs(true)
+      .enforce_safe_casting_to_output(true)
+      .build();
+}
+
+TensorIterator TensorIterator::comparison_op(std::string_view name, const Tensor& out,
+                                             const Tensor& a, const Tensor& b) {
+  return TensorIteratorConfig(name)
+      .add_output(out)
+      .add_input(a)
+      .add_input(b)
+      .promote_inputs_to_common_dtype(true)
+      .output_dtype(ScalarType::Bool)
+      .cast_common_dtype_to_outputs(true)
+      .build();
+}
+
+TensorIterator TensorIterator::unary_op(std::string_view name, const Tensor& out, const Tensor& a) {
+  return TensorIteratorConfig(name).add_output(out).add_input(a).build();
+}
+
+TensorIterator TensorIterator::unary_float_op(std::string_view name, const Tensor& out,
+                                              const Tensor& a) {
+  return TensorIteratorConfig(name)
+      .add_output(out)
+      .add_input(a)
+      .promote_inputs_to_common_dtype(true)
+      .promote_integer_inputs_to_float(true)
+      .cast_common_dtype_to_outputs(true)
+      .enforce_safe_casting_to_output(true)
+      .build();
+}
+
+TensorIterator TensorIterator::nullary_op(std::string_view name, const Tensor& out) {
+  return TensorIteratorConfig(name)
+      .add_output(out)
+      .check_mem_overlap(false)
+      .check_all_same_dtype(false)
+      .resize_outputs(false)
+      .build();
+}
+
+}  // namespace opd::common

@@ -1,0 +1,243 @@
+// Binary arithmetic on the CPU: add, sub, mul, div, pow, maximum, minimum, where.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "common/elementwise.h"
+#include "cpu/elementwise_loops.h"
+#include "opd/native/CPU.h"
+
+namespace opd::native {
+namespace {
+
+using common::TensorIterator;
+using cpu::cpu_kernel;
+
+// add and sub (sub adds -alpha). Bool arithmetic is logical: true + true is true.
+void add_kernel(const TensorIterator& iter, const Scalar& alpha, const char* name = "add_cpu") {
+  OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), name, [&] {
+    const auto a = alpha.to<scalar_t>();
+    if (a == scalar_t(1)) {
+      cpu_kernel(iter,
+                 [](scalar_t x, scalar_t y) -> scalar_t { return static_cast<scalar_t>(x + y); });
+    } else {
+      cpu_kernel(iter, [a](scalar_t x, scalar_t y) -> scalar_t {
+        return static_cast<scalar_t>(x + a * y);
+      });
+    }
+  });
+}
+
+// Bool multiplication is logical and.
+template <class T>
+T multiply(T x, T y) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return x && y;
+  } else {
+    return static_cast<T>(x * y);
+  }
+}
+
+void mul_kernel(const TensorIterator& iter) {
+  OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), "mul_cpu", [&] {
+    cpu_kernel(iter, [](scalar_t x, scalar_t y) -> scalar_t { return multiply(x, y); });
+  });
+}
+
+void div_kernel(const TensorIterator& iter) {
+  OPD_DISPATCH_FLOATING_TYPES(iter.common_dtype(), "div_true_cpu", [&] {
+    cpu_kernel(iter, [](scalar_t x, scalar_t y) -> scalar_t { return x / y; });
+  });
+}
+
+// base^exp for integers by repeated squaring, wrapping on overflow as C's unsigned arithmetic
+// does. A negative exponent gives 0 unless the base is 1 or -1, as PyTorch's powi.
+template <class T>
+T powi(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2 != 0) ? T(-1) : T(1);
+      return 0;
+    }
+  }
+  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
+  U result = 1, b = static_cast<U>(base);
+  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
+    if (e & 1) result *= b;
+    b *= b;
+  }
+  return static_cast<T>(result);
+}
+
+void pow_tensor_scalar_kernel(const TensorIterator& iter, const Scalar& exponent) {
+  // x^0 is 1 and x^1 is x for every dtype, NaN included.
+  if (common::pow_is_trivial(exponent)) {
+    const bool one = exponent.to_double() == 1;
+    OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), "pow", [&] {
+      if (one) {
+        cpu_kernel(iter, [](scalar_t x) -> scalar_t { return x; });
+      } else {
+        cpu_kernel(iter, [](scalar_t) -> scalar_t { return scalar_t(1); });
+      }
+    });
+    return;
+  }
+  const ScalarType dtype = iter.common_dtype();
+  if (is_integral(dtype, /*include_bool=*/false)) {
+    OPD_DISPATCH_INTEGRAL_TYPES(dtype, "pow", [&] {
+      const auto e = exponent.to<scalar_t>();
+      cpu_kernel(iter, [e](scalar_t x) -> scalar_t { return powi(x, e); });
+    });
+    return;
+  }
+  OPD_DISPATCH_FLOATING_TYPES(dtype, "pow", [&] {
+    const double e = exponent.to_double();
+    // The common exponents as the cheaper, as exact or more exact, operations.
+    if (e == 2) {
+      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return x * x; });
+    } else if (e == 3) {
+      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return x * x * x; });
+    } else if (e == 0.5) {
+      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return std::sqrt(x); });
+    } else if (e == -0.5) {
+      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return scalar_t(1) / std::sqrt(x); });
+    } else if (e == -1) {
+      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return scalar_t(1) / x; });
+    } else if (e == -2) {
+      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return scalar_t(1) / (x * x); });
+    } else {
+      const auto typed = static_cast<scalar_t>(e);
+      cpu_kernel(iter, [typed](scalar_t x) -> scalar_t { return std::pow(x, typed); });
+    }
+  });
+}
+
+void pow_tensor_tensor_kernel(const TensorIterator& iter) {
+  const ScalarType dtype = iter.common_dtype();
+  if (is_integral(dtype, /*include_bool=*/false)) {
+    OPD_DISPATCH_INTEGRAL_TYPES(dtype, "pow", [&] {
+      cpu_kernel(iter, [](scalar_t x, scalar_t e) -> scalar_t { return powi(x, e); });
+    });
+    return;
+  }
+  OPD_DISPATCH_FLOATING_TYPES(dtype, "pow", [&] {
+    cpu_kernel(iter, [](scalar_t x, scalar_t e) -> scalar_t { return std::pow(x, e); });
+  });
+}
+
+// maximum / minimum propagate NaN, unlike std::max.
+template <bool kMax>
+void min_max_kernel(const TensorIterator& iter, const char* name) {
+  OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), name, [&] {
+    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
+      if constexpr (std::is_floating_point_v<scalar_t>) {
+        if (a != a || b != b) return std::numeric_limits<scalar_t>::quiet_NaN();
+      }
+      if constexpr (kMax) {
+        return a < b ? b : a;
+      } else {
+        return b < a ? b : a;
+      }
+    });
+  });
+}
+
+template <class Kernel>
+Tensor& run_in_place(TensorIterator iter, Tensor& self, Kernel&& kernel) {
+  kernel(iter);
+  self.bump_version();
+  return self;
+}
+
+}  // namespace
+
+Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  TensorIterator iter = common::add_meta(Tensor(), self, other, alpha);
+  add_kernel(iter, alpha);
+  return iter.output();
+}
+Tensor& add__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return run_in_place(common::add_meta(self, self, other, alpha), self,
+                      [&](const TensorIterator& it) { add_kernel(it, alpha); });
+}
+Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  return run_in_place(common::add_meta(out, self, other, alpha), out,
+                      [&](const TensorIterator& it) { add_kernel(it, alpha); });
+}
+
+Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  TensorIterator iter = common::sub_meta(Tensor(), self, other, alpha);
+  add_kernel(iter, common::negated(alpha), "sub_cpu");
+  return iter.output();
+}
+Tensor& sub__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return run_in_place(
+      common::sub_meta(self, self, other, alpha), self,
+      [&](const TensorIterator& it) { add_kernel(it, common::negated(alpha), "sub_cpu"); });
+}
+Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  return run_in_place(
+      common::sub_meta(out, self, other, alpha), out,
+      [&](const TensorIterator& it) { add_kernel(it, common::negated(alpha), "sub_cpu"); });
+}
+
+Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
+  TensorIterator iter = common::mul_meta(Tensor(), self, other);
+  mul_kernel(iter);
+  return iter.output();
+}
+Tensor& mul__Tensor(Tensor& self, const Tensor& other) {
+  return run_in_place(common::mul_meta(self, self, other), self, mul_kernel);
+}
+Tensor& mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  return run_in_place(common::mul_meta(out, self, other), out, mul_kernel);
+}
+
+Tensor div_Tensor(const Tensor& self, const Tensor& other) {
+  TensorIterator iter = common::div_meta(Tensor(), self, other);
+  div_kernel(iter);
+  return iter.output();
+}
+Tensor& div__Tensor(Tensor& self, const Tensor& other) {
+  return run_in_place(common::div_meta(self, self, other), self, div_kernel);
+}
+Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  return run_in_place(common::div_meta(out, self, other), out, div_kernel);
+}
+
+Tensor pow_Tensor_Scalar(const Tensor& self, const Scalar& exponent) {
+  TensorIterator iter = common::pow_meta(Tensor(), self, exponent);
+  pow_tensor_scalar_kernel(iter, exponent);
+  return iter.output();
+}
+
+Tensor pow_Tensor_Tensor(const Tensor& self, const Tensor& exponent) {
+  TensorIterator iter = common::pow_meta(Tensor(), self, exponent);
+  pow_tensor_tensor_kernel(iter);
+  return iter.output();
+}
+
+Tensor maximum(const Tensor& self, const Tensor& other) {
+  TensorIterator iter = common::min_max_meta("maximum", Tensor(), self, other);
+  min_max_kernel<true>(iter, "maximum_cpu");
+  return iter.output();
+}
+
+Tensor minimum(const Tensor& self, const Tensor& other) {
+  TensorIterator iter = common::min_max_meta("minimum", Tensor(), self, other);
+  min_max_kernel<false>(iter, "minimum_cpu");
+  return iter.output();
+}
+
+Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  TensorIterator iter = common::where_meta(Tensor(), condition, self, other);
+  OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.dtype(), "where_cpu", [&] {
+    cpu_kernel(iter, [](bool c, scalar_t a, scalar_t b) -> scalar_t { return c ? a : b; });
+  });
+  return iter.output();
+}
+
+}  // namespace opd::native

@@ -1,0 +1,175 @@
+// CPU kernel of cat. The result's shape and dtype (result_type of the inputs) come from
+// common/nn_shape.h, as Meta's do. Each input is copied into its slice of the result: whole
+// blocks with memcpy when it is contiguous and of the result's dtype, else element by element
+// (converting when the dtypes differ).
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <type_traits>
+
+#include "common/half.h"
+#include "common/nn_shape.h"
+#include "common/type_dispatch.h"
+#include "cpu/allocator.h"
+#include "cpu/parallel.h"
+#include "opd/native/CPU.h"
+
+namespace opd::native {
+
+namespace {
+
+// Bytes copied per parallel chunk.
+constexpr int64_t kGrainBytes = 1 << 18;
+
+template <class F>
+void visit(ScalarType dtype, F&& f) {
+  switch (dtype) {
+    case ScalarType::Float16:
+      return f(common::Half{});
+    case ScalarType::BFloat16:
+      return f(common::BFloat16{});
+    case ScalarType::Bool:
+      return f(bool{});
+    case ScalarType::UInt8:
+      return f(uint8_t{});
+    case ScalarType::Int8:
+      return f(int8_t{});
+    case ScalarType::Int16:
+      return f(int16_t{});
+    case ScalarType::Int32:
+      return f(int32_t{});
+    case ScalarType::Int64:
+      return f(int64_t{});
+    case ScalarType::Float32:
+      return f(float{});
+    case ScalarType::Float64:
+      return f(double{});
+    case ScalarType::ComplexFloat:
+      return f(std::complex<float>{});
+    case ScalarType::ComplexDouble:
+      return f(std::complex<double>{});
+    default:
+      break;
+  }
+  common::throw_not_implemented_for("cat", dtype);
+}
+
+// Same-dtype copies move elements as opaque words of their size, so every dtype (Half and
+// BFloat16 included) is copied.
+template <class F>
+void visit_word(size_t size, F&& f) {
+  switch (size) {
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    case 8:
+      return f(uint64_t{});
+    default:
+      return f(std::complex<double>{});  // 16 bytes
+  }
+}
+
+template <class T>
+inline constexpr bool kIsComplex = false;
+template <class T>
+inline constexpr bool kIsComplex<std::complex<T>> = true;
+
+// PyTorch's cast between element types: complex to real keeps the real part, anything to bool
+// is "non-zero".
+template <class To, class From>
+To convert(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (kIsComplex<From> && !kIsComplex<To>) {
+    return static_cast<To>(v.real());
+  } else if constexpr (kIsComplex<To> && kIsComplex<From>) {
+    return To(static_cast<typename To::value_type>(v.real()),
+              static_cast<typename To::value_type>(v.imag()));
+  } else if constexpr (kIsComplex<To>) {
+    return To(static_cast<typename To::value_type>(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// dst[i] = src[i] over a tensor of `sizes`, each side with its own element strides. Rows (the
+// last dim) are the unit of work.
+template <class To, class From>
+void copy_strided(IntArrayRef sizes, To* dst, IntArrayRef dst_strides, const From* src,
+                  IntArrayRef src_strides) {
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  const int64_t row = sizes[nd - 1];
+  const int64_t ds = dst_strides[nd - 1], ss = src_strides[nd - 1];
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < nd; ++d) rows *= sizes[d];
+  const int64_t grain =
+      std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(1, row * int64_t(sizeof(To))));
+  cpu::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t doff = 0, soff = 0;
+      for (int64_t d = nd - 2, rest = r; d >= 0; --d) {
+        const int64_t i = rest % sizes[d];
+        rest /= sizes[d];
+        doff += i * dst_strides[d];
+        soff += i * src_strides[d];
+      }
+      for (int64_t k = 0; k < row; ++k) dst[doff + k * ds] = convert<To>(src[soff + k * ss]);
+    }
+  });
+}
+
+}  // namespace
+
+Tensor cat(TensorList tensors, int64_t dim) {
+  const common::CatMeta m = common::cat_meta(tensors, dim);
+  Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
+  if (out.numel() == 0) return out;
+
+  const int64_t d = m.dim;
+  const size_t elem = element_size(m.dtype);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < d; ++i) outer *= m.sizes[i];
+  for (int64_t i = d + 1; i < out.dim(); ++i) inner *= m.sizes[i];
+  char* out_data = static_cast<char*>(out.data_ptr());
+
+  int64_t offset = 0;  // where along `d` the next input goes
+  for (const Tensor& t : tensors) {
+    if (common::cat_should_skip(t)) continue;
+    const int64_t size_d = t.size(d);
+    char* dst = out_data + offset * inner * elem;
+    offset += size_d;
+    if (t.numel() == 0) continue;
+    if (t.scalar_type() == m.dtype && t.is_contiguous()) {
+      // Block o of the input is contiguous and lands at block o of the result's rows.
+      const char* src = static_cast<const char*>(t.data_ptr());
+      const int64_t block = size_d * inner * int64_t(elem);
+      const int64_t out_block = m.sizes[d] * inner * int64_t(elem);
+      cpu::parallel_for(0, outer, std::max<int64_t>(1, kGrainBytes / block),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t o = begin; o < end; ++o)
+                            std::memcpy(dst + o * out_block, src + o * block, block);
+                        });
+      continue;
+    }
+    auto copy = [&](auto to, auto from) {
+      using To = decltype(to);
+      using From = decltype(from);
+      copy_strided<To, From>(t.sizes(), reinterpret_cast<To*>(dst), out.strides(),
+                             static_cast<const From*>(t.data_ptr()), t.strides());
+    };
+    if (t.scalar_type() == m.dtype) {
+      visit_word(elem, [&](auto w) { copy(w, w); });
+    } else {
+      visit(m.dtype, [&](auto to) { visit(t.scalar_type(), [&](auto from) { copy(to, from); }); });
+    }
+  }
+  return out;
+}
+
+}  // namespace opd::native

@@ -1,0 +1,218 @@
+// CPU kernels of _softmax, _log_softmax and their backward. Shapes, dtypes and errors come from
+// common/nn_shape.h (shared with Meta). Softmax subtracts each lane's maximum before exp, so
+// large inputs do not overflow; Half and BFloat16 compute in float (and half_to_float writes
+// that float).
+//
+// A lane is the D elements along `dim` that one softmax normalises. Lanes are numbered
+// row-major over the other dims, which is also how the contiguous result lays them out: lane o
+// starts at (o / inner) * D * inner + o % inner, its elements `inner` apart. Where every operand
+// is contiguous, up to kTile neighbouring lanes (adjacent in memory) are processed together.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "common/half.h"
+#include "common/nn_shape.h"
+#include "common/reduction.h"
+#include "common/type_dispatch.h"
+#include "cpu/allocator.h"
+#include "cpu/parallel.h"
+#include "opd/native/CPU.h"
+
+namespace opd::native {
+
+namespace {
+
+constexpr int64_t kGrain = 32768;
+constexpr int64_t kTile = 16;
+
+template <class F>
+void visit_floating(ScalarType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case ScalarType::Float32:
+      return f(float{});
+    case ScalarType::Float64:
+      return f(double{});
+    case ScalarType::Float16:
+      return f(common::Half{});
+    case ScalarType::BFloat16:
+      return f(common::BFloat16{});
+    default:
+      common::throw_not_implemented_for(op, dtype);
+  }
+}
+
+// The type T computes in.
+template <class T>
+using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Where w lanes lie in one operand: lane j, element k at base + j * lane + k * elem.
+struct LaneRef {
+  int64_t base, lane, elem;
+  int64_t at(int64_t j, int64_t k) const { return base + j * lane + k * elem; }
+};
+
+// Calls f(w, refs) for groups of lanes covering all of them, in parallel; refs[i] places the
+// group in operands[i]. `dim` is wrapped; every operand has the same sizes.
+template <size_t N, class F>
+void for_each_lane_group(const std::array<Tensor, N>& operands, int64_t dim, F&& f) {
+  const Tensor& first = operands[0];
+  const int64_t D = first.dim() == 0 ? 1 : first.size(dim);
+  if (first.numel() == 0) return;
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < first.dim(); ++d) inner *= first.size(d);
+  const int64_t lanes = first.numel() / D;
+  const bool contiguous = std::all_of(operands.begin(), operands.end(),
+                                      [](const Tensor& t) { return t.is_contiguous(); });
+
+  std::array<common::ReductionPlan, N> plans;
+  if (!contiguous) {
+    const common::DimMask mask = first.dim() == 0 ? common::DimMask() : common::DimMask().set(dim);
+    for (size_t i = 0; i < N; ++i)
+      plans[i] = common::make_reduction_plan(operands[i].sizes(), operands[i].strides(), mask);
+  }
+  const int64_t grain = std::max<int64_t>(1, kGrain / D);
+  cpu::parallel_for(0, lanes, grain, [&](int64_t begin, int64_t end) {
+    std::array<LaneRef, N> refs;
+    for (int64_t o = begin; o < end;) {
+      int64_t w = 1;
+      if (contiguous) {
+        w = std::min({kTile, inner - o % inner, end - o});
+        const int64_t base = (o / inner) * D * inner + o % inner;
+        refs.fill(LaneRef{base, 1, inner});
+      } else {
+        for (size_t i = 0; i < N; ++i) {
+          const int64_t elem = first.dim() == 0 ? 0 : operands[i].stride(dim);
+          refs[i] = LaneRef{common::input_offset(plans[i], o), 0, elem};
+        }
+      }
+      f(w, refs);
+      o += w;
+    }
+  });
+}
+
+// Reads T, writes O (float for half_to_float, else T).
+template <class T, class O, bool kLog>
+void softmax_forward(const Tensor& self, const Tensor& out, int64_t dim) {
+  using C = compute_t<T>;
+  const T* x = static_cast<const T*>(self.data_ptr());
+  O* y = static_cast<O*>(out.data_ptr());
+  const int64_t D = self.dim() == 0 ? 1 : self.size(dim);
+  for_each_lane_group<2>({self, out}, dim, [&](int64_t w, const std::array<LaneRef, 2>& r) {
+    C mx[kTile], sum[kTile];
+    for (int64_t j = 0; j < w; ++j) {
+      mx[j] = -std::numeric_limits<C>::infinity();
+      sum[j] = 0;
+    }
+    for (int64_t k = 0; k < D; ++k)
+      for (int64_t j = 0; j < w; ++j) {
+        const C v = static_cast<C>(x[r[0].at(j, k)]);
+        if (v > mx[j] || std::isnan(v)) mx[j] = v;
+      }
+    // Softmax keeps exp(x - max) in the result when it holds C exactly, and scales it after.
+    constexpr bool kKeepExp = !kLog && std::is_same_v<O, C>;
+    for (int64_t k = 0; k < D; ++k)
+      for (int64_t j = 0; j < w; ++j) {
+        const C e = std::exp(static_cast<C>(x[r[0].at(j, k)]) - mx[j]);
+        if constexpr (kKeepExp) y[r[1].at(j, k)] = e;
+        sum[j] += e;
+      }
+    for (int64_t j = 0; j < w; ++j) sum[j] = kLog ? std::log(sum[j]) : C(1) / sum[j];
+    for (int64_t k = 0; k < D; ++k)
+      for (int64_t j = 0; j < w; ++j) {
+        O& out = y[r[1].at(j, k)];
+        if constexpr (kKeepExp) {
+          out *= sum[j];
+        } else {
+          const C v = static_cast<C>(x[r[0].at(j, k)]) - mx[j];
+          out = static_cast<O>(kLog ? v - sum[j] : std::exp(v) * sum[j]);
+        }
+      }
+  });
+}
+
+// softmax: grad_input = y * (g - sum(g * y)); log_softmax: grad_input = g - exp(y) * sum(g).
+// Reads T, writes O (Half for the backward of a half_to_float softmax, else T).
+template <class T, class O, bool kLog>
+void softmax_backward(const Tensor& grad, const Tensor& output, const Tensor& out, int64_t dim) {
+  using C = compute_t<T>;
+  const T* g = static_cast<const T*>(grad.data_ptr());
+  const T* y = static_cast<const T*>(output.data_ptr());
+  O* gi = static_cast<O*>(out.data_ptr());
+  const int64_t D = grad.dim() == 0 ? 1 : grad.size(dim);
+  for_each_lane_group<3>({grad, output, out}, dim, [&](int64_t w, const std::array<LaneRef, 3>& r) {
+    C s[kTile];
+    for (int64_t j = 0; j < w; ++j) s[j] = 0;
+    for (int64_t k = 0; k < D; ++k)
+      for (int64_t j = 0; j < w; ++j) {
+        const C gv = static_cast<C>(g[r[0].at(j, k)]);
+        s[j] += kLog ? gv : gv * static_cast<C>(y[r[1].at(j, k)]);
+      }
+    for (int64_t k = 0; k < D; ++k)
+      for (int64_t j = 0; j < w; ++j) {
+        const C gv = static_cast<C>(g[r[0].at(j, k)]);
+        const C yv = static_cast<C>(y[r[1].at(j, k)]);
+        gi[r[2].at(j, k)] = static_cast<O>(kLog ? gv - std::exp(yv) * s[j] : yv * (gv - s[j]));
+      }
+  });
+}
+
+template <bool kLog>
+Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, bool half_to_float) {
+  ScalarType dtype;
+  const int64_t d = common::softmax_meta(op, self, dim, half_to_float, &dtype);
+  Tensor out = cpu::empty_cpu(self.sizes(), dtype);
+  visit_floating(self.scalar_type(), op, [&](auto t) {
+    using T = decltype(t);
+    if (half_to_float)
+      softmax_forward<T, float, kLog>(self, out, d);
+    else
+      softmax_forward<T, T, kLog>(self, out, d);
+  });
+  return out;
+}
+
+template <bool kLog>
+Tensor softmax_backward_impl(const char* op, const char* check_name, const Tensor& grad,
+                             const Tensor& output, int64_t dim, ScalarType input_dtype) {
+  ScalarType dtype;
+  const int64_t d =
+      common::softmax_backward_meta(op, check_name, grad, output, dim, input_dtype, &dtype);
+  Tensor out = cpu::empty_cpu(grad.sizes(), dtype);
+  visit_floating(grad.scalar_type(), op, [&](auto t) {
+    using T = decltype(t);
+    if (dtype != grad.scalar_type())
+      softmax_backward<T, common::Half, kLog>(grad, output, out, d);
+    else
+      softmax_backward<T, T, kLog>(grad, output, out, d);
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmax_impl<false>("_softmax", self, dim, half_to_float);
+}
+
+Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmax_impl<true>("_log_softmax", self, dim, half_to_float);
+}
+
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim,
+                              ScalarType input_dtype) {
+  return softmax_backward_impl<false>("_softmax_backward_data", "softmax_backward", grad_output,
+                                      output, dim, input_dtype);
+}
+
+Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim,
+                                  ScalarType input_dtype) {
+  return softmax_backward_impl<true>("_log_softmax_backward_data", "log_softmax_backward",
+                                     grad_output, output, dim, input_dtype);
+}
+
+}  // namespace opd::native

@@ -1,0 +1,155 @@
+// Elementwise operators on Meta: the shared metadata step (common/elementwise.h) and nothing
+// else, so shapes, dtypes and errors are those of the CPU kernels.
+
+#include "common/elementwise.h"
+#include "opd/native/Meta.h"
+
+namespace opd::native {
+namespace {
+
+using common::TensorIterator;
+
+Tensor& in_place(const TensorIterator&, Tensor& self) {
+  self.bump_version();
+  return self;
+}
+
+}  // namespace
+
+Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return common::add_meta(Tensor(), self, other, alpha).output();
+}
+Tensor& add__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return in_place(common::add_meta(self, self, other, alpha), self);
+}
+Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  return in_place(common::add_meta(out, self, other, alpha), out);
+}
+
+Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return common::sub_meta(Tensor(), self, other, alpha).output();
+}
+Tensor& sub__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return in_place(common::sub_meta(self, self, other, alpha), self);
+}
+Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
+  return in_place(common::sub_meta(out, self, other, alpha), out);
+}
+
+Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
+  return common::mul_meta(Tensor(), self, other).output();
+}
+Tensor& mul__Tensor(Tensor& self, const Tensor& other) {
+  return in_place(common::mul_meta(self, self, other), self);
+}
+Tensor& mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  return in_place(common::mul_meta(out, self, other), out);
+}
+
+Tensor div_Tensor(const Tensor& self, const Tensor& other) {
+  return common::div_meta(Tensor(), self, other).output();
+}
+Tensor& div__Tensor(Tensor& self, const Tensor& other) {
+  return in_place(common::div_meta(self, self, other), self);
+}
+Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  return in_place(common::div_meta(out, self, other), out);
+}
+
+Tensor pow_Tensor_Scalar(const Tensor& self, const Scalar& exponent) {
+  return common::pow_meta(Tensor(), self, exponent).output();
+}
+Tensor pow_Tensor_Tensor(const Tensor& self, const Tensor& exponent) {
+  return common::pow_meta(Tensor(), self, exponent).output();
+}
+Tensor maximum(const Tensor& self, const Tensor& other) {
+  return common::min_max_meta("maximum", Tensor(), self, other).output();
+}
+Tensor minimum(const Tensor& self, const Tensor& other) {
+  return common::min_max_meta("minimum", Tensor(), self, other).output();
+}
+
+Tensor eq_Tensor(const Tensor& self, const Tensor& other) {
+  return common::comparison_meta("eq", Tensor(), self, other).output();
+}
+Tensor ne_Tensor(const Tensor& self, const Tensor& other) {
+  return common::comparison_meta("ne", Tensor(), self, other).output();
+}
+Tensor lt_Tensor(const Tensor& self, const Tensor& other) {
+  return common::comparison_meta("lt", Tensor(), self, other).output();
+}
+Tensor le_Tensor(const Tensor& self, const Tensor& other) {
+  return common::comparison_meta("le", Tensor(), self, other).output();
+}
+Tensor gt_Tensor(const Tensor& self, const Tensor& other) {
+  return common::comparison_meta("gt", Tensor(), self, other).output();
+}
+Tensor ge_Tensor(const Tensor& self, const Tensor& other) {
+  return common::comparison_meta("ge", Tensor(), self, other).output();
+}
+
+Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other) {
+  return common::where_meta(Tensor(), condition, self, other).output();
+}
+
+Tensor neg(const Tensor& self) { return common::neg_meta(Tensor(), self).output(); }
+Tensor abs(const Tensor& self) { return common::abs_meta(Tensor(), self).output(); }
+Tensor exp(const Tensor& self) { return common::unary_float_meta("exp", Tensor(), self).output(); }
+Tensor log(const Tensor& self) { return common::unary_float_meta("log", Tensor(), self).output(); }
+Tensor sqrt(const Tensor& self) {
+  return common::unary_float_meta("sqrt", Tensor(), self).output();
+}
+Tensor rsqrt(const Tensor& self) {
+  return common::unary_float_meta("rsqrt", Tensor(), self).output();
+}
+Tensor sin(const Tensor& self) { return common::unary_float_meta("sin", Tensor(), self).output(); }
+Tensor cos(const Tensor& self) { return common::unary_float_meta("cos", Tensor(), self).output(); }
+Tensor tanh(const Tensor& self) {
+  return common::unary_float_meta("tanh", Tensor(), self).output();
+}
+Tensor sigmoid(const Tensor& self) {
+  return common::unary_float_meta("sigmoid", Tensor(), self).output();
+}
+Tensor relu(const Tensor& self) { return common::relu_meta(Tensor(), self).output(); }
+Tensor& relu_(Tensor& self) { return in_place(common::relu_meta(self, self), self); }
+Tensor gelu(const Tensor& self, std::string_view approximate) {
+  return common::gelu_meta(Tensor(), self, approximate).output();
+}
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
+             const std::optional<Scalar>& max) {
+  return common::clamp_meta(Tensor(), self, min, max).output();
+}
+
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  return common::threshold_backward_meta(Tensor(), grad_output, self, threshold).output();
+}
+Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
+  return common::pointwise_backward_meta("sigmoid_backward", "sigmoid_backward_cpu", Tensor(),
+                                         grad_output, output)
+      .output();
+}
+Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
+  return common::pointwise_backward_meta("tanh_backward", "tanh_backward_cpu", Tensor(),
+                                         grad_output, output)
+      .output();
+}
+Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate) {
+  common::gelu_approximation(approximate);
+  return common::pointwise_backward_meta("gelu_backward", "GeluBackwardKernelImpl", Tensor(),
+                                         grad_output, self)
+      .output();
+}
+
+// Reached when either tensor is on Meta (Meta has the highest backend priority). Meta self:
+// checked, nothing moved. Meta src into a tensor with memory: refused by copy_meta.
+Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
+  common::copy_meta(self, src);
+  self.bump_version();
+  return self;
+}
+
+Tensor& fill__Scalar(Tensor& self, const Scalar& value) {
+  return in_place(common::fill_meta(self, value), self);
+}
+
+}  // namespace opd::native

@@ -1,0 +1,373 @@
+// Reductions against PyTorch 1.13: sum, mean, amax, amin, argmax and max.dim. Expected values
+// are worked out by hand (or by plain loops) from the inputs; error texts are PyTorch's.
+
+#include <cctype>
+#include <cstdint>
+#include <limits>
+#include <typeinfo>
+
+#include "op_test_util.h"
+
+namespace opd::test {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The message of the error `fn` throws, which must be exactly an `E` (opd::Error stands for
+// PyTorch's RuntimeError, so a subclass there is a failure too).
+template <class E, class F>
+std::string error_of_type(F&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    if (typeid(e) != typeid(E)) {
+      ADD_FAILURE() << "expected " << typeid(E).name() << ", got " << typeid(e).name() << ": "
+                    << e.msg();
+    }
+    return e.msg();
+  }
+  ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
+  return "";
+}
+
+class ReductionOps : public ::testing::TestWithParam<Device> {
+ protected:
+  void SetUp() override { load_default_plugins(); }
+  // An input on the device under test.
+  Tensor in(const std::vector<double>& v, std::vector<int64_t> sizes,
+            ScalarType dt = kFloat) const {
+    return tensor(v, std::move(sizes), dt, GetParam());
+  }
+  // An expected result (CPU).
+  static Tensor ex(const std::vector<double>& v, std::vector<int64_t> sizes,
+                   ScalarType dt = kFloat) {
+    return tensor(v, std::move(sizes), dt);
+  }
+  // 0, 1, ..., n-1 in the given sizes.
+  Tensor iota(std::vector<int64_t> sizes, ScalarType dt = kFloat) const {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    std::vector<double> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i);
+    return in(v, std::move(sizes), dt);
+  }
+};
+
+// ---- sum ----------------------------------------------------------------------------------------
+
+TEST_P(ReductionOps, SumOfAllElementsKeepsFloatingDtype) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_TRUE(tensors_equal(opd::sum(x), ex({21}, {})));
+  EXPECT_TRUE(tensors_equal(x.sum(), ex({21}, {})));
+  EXPECT_TRUE(tensors_equal(opd::sum(in({0.5, 0.25}, {2}, kDouble)), ex({0.75}, {}, kDouble)));
+}
+
+TEST_P(ReductionOps, SumPromotesIntegersAndBoolToInt64) {
+  EXPECT_TRUE(tensors_equal(opd::sum(in({1, 2, 3}, {3}, kInt)), ex({6}, {}, kLong)));
+  // No wrap-around at 255: UInt8 accumulates as Int64.
+  EXPECT_TRUE(tensors_equal(opd::sum(in({200, 100, 250}, {3}, kByte)), ex({550}, {}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::sum(in({1, 0, 1, 1}, {4}, kBool)), ex({3}, {}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::sum(in({1, 1, 0}, {3}, kBool), {0}, false), ex({2}, {}, kLong)));
+}
+
+TEST_P(ReductionOps, SumOfInt64IsExactBeyondDoublePrecision) {
+  // 2^53 + 1 has no double representation: an accumulator in double would give 2^53.
+  Tensor s = opd::sum(in({9007199254740992.0, 1.0}, {2}, kLong));
+  EXPECT_EQ(s.item<int64_t>(), int64_t{9007199254740993});
+}
+
+TEST_P(ReductionOps, SumWithDtypeConvertsBeforeSumming) {
+  EXPECT_TRUE(tensors_equal(opd::sum(in({1.5, 2.5}, {2}), kDouble), ex({4}, {}, kDouble)));
+  EXPECT_TRUE(tensors_equal(opd::sum(in({1, 2}, {2}, kInt), kFloat), ex({3}, {}, kFloat)));
+  // Each element becomes Long first: 1 + 2, not trunc(4.2).
+  EXPECT_TRUE(tensors_equal(opd::sum(in({1.5, 2.7}, {2}), kLong), ex({3}, {}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::sum(in({1, 2, 3, 4}, {2, 2}, kInt), {0}, false, kDouble),
+                            ex({4, 6}, {2}, kDouble)));
+}
+
+TEST_P(ReductionOps, SumOverOneDimAcceptsNegativeDimsAndKeepdim) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {0}, false), ex({5, 7, 9}, {3})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {-1}, false), ex({6, 15}, {2})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {-2}, true), ex({5, 7, 9}, {1, 3})));
+  EXPECT_TRUE(tensors_equal(x.sum({1}, true), ex({6, 15}, {2, 1})));
+}
+
+TEST_P(ReductionOps, SumOverSeveralDims) {
+  Tensor x = iota({2, 3, 4});  // x[a][b][c] = 12a + 4b + c
+  std::vector<double> over_0_2(3, 0.0);
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 4; ++c) over_0_2[b] += 12 * a + 4 * b + c;
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {0, 2}, false), ex(over_0_2, {3})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {2, 0}, false), ex(over_0_2, {3})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {-1, 0}, true), ex(over_0_2, {1, 3, 1})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {0, 1, 2}, false), ex({276}, {})));
+}
+
+TEST_P(ReductionOps, SumOverEmptyDimListOrNoneReducesEverything) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_TRUE(tensors_equal(opd::sum(x, IntArrayRef{}, false), ex({21}, {})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, IntArrayRef{}, true), ex({21}, {1, 1})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, OptionalIntArrayRef(), false), ex({21}, {})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, OptionalIntArrayRef(), true), ex({21}, {1, 1})));
+}
+
+TEST_P(ReductionOps, SumRejectsRepeatedDims) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::sum(x, {0, 0}, false);
+            }),
+            "dim 0 appears multiple times in the list of dims");
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::sum(x, {0, -2}, false);
+            }),
+            "dim 0 appears multiple times in the list of dims");
+}
+
+TEST_P(ReductionOps, SumRejectsDimOutOfRange) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::sum(x, {2}, false); }),
+            "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::sum(x, {-3}, false); }),
+            "Dimension out of range (expected to be in range of [-2, 1], but got -3)");
+}
+
+TEST_P(ReductionOps, SumOfEmptyIsZero) {
+  Tensor e = opd::empty({0, 3}, TensorOptions().dtype(kFloat).device(GetParam()));
+  EXPECT_TRUE(tensors_equal(opd::sum(e), ex({0}, {})));
+  EXPECT_TRUE(tensors_equal(opd::sum(e, {0}, false), ex({0, 0, 0}, {3})));
+  EXPECT_TRUE(tensors_equal(opd::sum(e, {1}, false), ex({}, {0})));
+  EXPECT_TRUE(tensors_equal(opd::sum(e, {1}, true), ex({}, {0, 1})));
+  Tensor el = opd::empty({0}, TensorOptions().dtype(kLong).device(GetParam()));
+  EXPECT_TRUE(tensors_equal(opd::sum(el), ex({0}, {}, kLong)));
+}
+
+TEST_P(ReductionOps, SumOfZeroDimTensorAcceptsDimZeroAndMinusOne) {
+  Tensor x = in({3}, {});
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {0}, false), ex({3}, {})));
+  EXPECT_TRUE(tensors_equal(opd::sum(x, {-1}, true), ex({3}, {})));
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::sum(x, {1}, false); }),
+            "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+}
+
+TEST_P(ReductionOps, SumOfNonContiguousInputs) {
+  Tensor base = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor xt = base.t();  // [[1, 4], [2, 5], [3, 6]]
+  EXPECT_TRUE(tensors_equal(opd::sum(xt, {0}, false), ex({6, 15}, {2})));
+  EXPECT_TRUE(tensors_equal(opd::sum(xt, {1}, false), ex({5, 7, 9}, {3})));
+  EXPECT_TRUE(tensors_equal(opd::sum(xt), ex({21}, {})));
+
+  Tensor rows = iota({4, 3}).slice(0, 0, 4, 2);  // [[0, 1, 2], [6, 7, 8]]
+  EXPECT_TRUE(tensors_equal(opd::sum(rows, {1}, false), ex({3, 21}, {2})));
+  Tensor cols = iota({4, 3}).slice(1, 1, 3);  // columns 1 and 2
+  EXPECT_TRUE(tensors_equal(opd::sum(cols, {0}, false), ex({22, 26}, {2})));
+
+  Tensor expanded = in({1, 2, 3}, {1, 3}).expand({2, 3});
+  EXPECT_TRUE(tensors_equal(opd::sum(expanded, {0}, false), ex({2, 4, 6}, {3})));
+  EXPECT_TRUE(tensors_equal(opd::sum(expanded), ex({12}, {})));
+}
+
+// ---- mean ---------------------------------------------------------------------------------------
+
+TEST_P(ReductionOps, MeanOfFloatingTensors) {
+  Tensor x = in({1, 2, 3, 4}, {2, 2});
+  EXPECT_TRUE(tensors_equal(opd::mean(x), ex({2.5}, {})));
+  EXPECT_TRUE(tensors_equal(x.mean(), ex({2.5}, {})));
+  EXPECT_TRUE(tensors_equal(opd::mean(in({1, 2}, {2}, kDouble)), ex({1.5}, {}, kDouble)));
+  EXPECT_TRUE(tensors_equal(opd::mean(x, {0}, false), ex({2, 3}, {2})));
+  EXPECT_TRUE(tensors_equal(opd::mean(x, {-1}, true), ex({1.5, 3.5}, {2, 1})));
+  EXPECT_TRUE(tensors_equal(opd::mean(x, {0, 1}, false), ex({2.5}, {})));
+  EXPECT_TRUE(tensors_equal(opd::mean(x, IntArrayRef{}, true), ex({2.5}, {1, 1})));
+  EXPECT_TRUE(tensors_equal(opd::mean(x.t(), {1}, false), ex({2, 3}, {2})));
+}
+
+TEST_P(ReductionOps, MeanOfIntegersWithFloatingDtype) {
+  Tensor x = in({1, 2, 3, 4}, {2, 2}, kLong);
+  EXPECT_TRUE(tensors_equal(opd::mean(x, kFloat), ex({2.5}, {})));
+  EXPECT_TRUE(tensors_equal(opd::mean(x, {0}, false, kDouble), ex({2, 3}, {2}, kDouble)));
+}
+
+TEST_P(ReductionOps, MeanRejectsIntegerAndBoolInputs) {
+  Tensor x = in({1, 2}, {2}, kLong);
+  EXPECT_EQ(error_of_type<Error>([&] { opd::mean(x); }),
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            "complex dtype. Got: Long");
+  EXPECT_EQ(error_of_type<Error>([&] { opd::mean(x, {0}, false); }),
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            "complex dtype. Got: Long");
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::mean(in({1, 0}, {2}, kBool));
+            }),
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            "complex dtype. Got: Bool");
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::mean(in({1, 2}, {2}, kInt), {0}, false, kInt);
+            }),
+            "mean(): could not infer output dtype. Optional dtype must be either a floating point "
+            "or complex dtype. Got: Int");
+}
+
+TEST_P(ReductionOps, MeanOfEmptyIsNaN) {
+  Tensor e = opd::empty({0, 3}, TensorOptions().dtype(kFloat).device(GetParam()));
+  EXPECT_TRUE(tensors_equal(opd::mean(e), ex({kNaN}, {})));
+  EXPECT_TRUE(tensors_equal(opd::mean(e, {0}, false), ex({kNaN, kNaN, kNaN}, {3})));
+}
+
+// ---- amax / amin --------------------------------------------------------------------------------
+
+TEST_P(ReductionOps, AmaxAndAminOverDims) {
+  Tensor x = in({1, 5, 2, 7, 0, 7}, {2, 3});
+  EXPECT_TRUE(tensors_equal(opd::amax(x, {1}), ex({5, 7}, {2})));
+  EXPECT_TRUE(tensors_equal(opd::amin(x, {1}), ex({1, 0}, {2})));
+  EXPECT_TRUE(tensors_equal(opd::amax(x, {0}), ex({7, 5, 7}, {3})));
+  EXPECT_TRUE(tensors_equal(opd::amin(x, {-2}, true), ex({1, 0, 2}, {1, 3})));
+  EXPECT_TRUE(tensors_equal(opd::amax(x, {0, 1}), ex({7}, {})));
+  EXPECT_TRUE(tensors_equal(opd::amax(x), ex({7}, {})));  // dim=[] reduces every dim
+  EXPECT_TRUE(tensors_equal(x.amin({}, true), ex({0}, {1, 1})));
+  EXPECT_TRUE(tensors_equal(opd::amax(x.t(), {1}), ex({7, 5, 7}, {3})));
+}
+
+TEST_P(ReductionOps, AmaxAndAminKeepIntegerAndBoolDtypes) {
+  Tensor x = in({-3, 8, 4, -9}, {2, 2}, kLong);
+  EXPECT_TRUE(tensors_equal(opd::amax(x, {1}), ex({8, 4}, {2}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::amin(x, {1}), ex({-3, -9}, {2}, kLong)));
+  Tensor b = in({1, 0, 0, 0}, {2, 2}, kBool);
+  EXPECT_TRUE(tensors_equal(opd::amax(b, {1}), ex({1, 0}, {2}, kBool)));
+  EXPECT_TRUE(tensors_equal(opd::amin(b, {0}), ex({0, 0}, {2}, kBool)));
+}
+
+TEST_P(ReductionOps, AmaxAndAminPropagateNaN) {
+  Tensor x = in({1, kNaN, 3, 4, 5, 6}, {2, 3});
+  EXPECT_TRUE(tensors_equal(opd::amax(x, {1}), ex({kNaN, 6}, {2})));
+  EXPECT_TRUE(tensors_equal(opd::amin(x, {1}), ex({kNaN, 4}, {2})));
+  EXPECT_TRUE(tensors_equal(opd::amax(x), ex({kNaN}, {})));
+  // First or last position alike.
+  EXPECT_TRUE(tensors_equal(opd::amax(in({kNaN, 1}, {2}), {0}), ex({kNaN}, {})));
+  EXPECT_TRUE(tensors_equal(opd::amin(in({1, kNaN}, {2}), {0}), ex({kNaN}, {})));
+}
+
+TEST_P(ReductionOps, AmaxOfEmptyNeedsANonEmptyReductionDim) {
+  Tensor e = opd::empty({0, 3}, TensorOptions().dtype(kFloat).device(GetParam()));
+  EXPECT_TRUE(tensors_equal(opd::amax(e, {1}), ex({}, {0})));
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::amax(e, {0}); }),
+            "amax(): Expected reduction dim 0 to have non-zero size.");
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::amax(e, {-2}); }),
+            "amax(): Expected reduction dim -2 to have non-zero size.");
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::amin(e, {0}); }),
+            "amin(): Expected reduction dim 0 to have non-zero size.");
+  EXPECT_EQ(error_of_type<Error>([&] { opd::amax(e); }),
+            "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+            "reduction dim with the 'dim' argument.");
+}
+
+TEST_P(ReductionOps, AmaxRejectsRepeatedAndOutOfRangeDims) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::amax(x, {0, 0});
+            }),
+            "dim 0 appears multiple times in the list of dims");
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::amax(x, {2}); }),
+            "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+}
+
+// ---- argmax -------------------------------------------------------------------------------------
+
+TEST_P(ReductionOps, ArgmaxReturnsFirstOccurrence) {
+  EXPECT_TRUE(tensors_equal(opd::argmax(in({1, 3, 3, 2}, {4})), ex({1}, {}, kLong)));
+  Tensor x = in({1, 5, 7, 7}, {2, 2});
+  EXPECT_TRUE(tensors_equal(opd::argmax(x, 1), ex({1, 0}, {2}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::argmax(x, 0), ex({1, 1}, {2}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::argmax(x, -1, true), ex({1, 0}, {2, 1}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::argmax(in({4, 4, 4}, {3}, kLong)), ex({0}, {}, kLong)));
+}
+
+TEST_P(ReductionOps, ArgmaxWithoutDimIndexesTheFlattenedTensor) {
+  Tensor x = in({1, 5, 7, 7}, {2, 2});
+  EXPECT_TRUE(tensors_equal(opd::argmax(x), ex({2}, {}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::argmax(x, std::nullopt, true), ex({2}, {1, 1}, kLong)));
+  // Flattened in logical (row-major) order, not storage order: x.t() is [[1, 7], [5, 7]].
+  EXPECT_TRUE(tensors_equal(opd::argmax(x.t()), ex({1}, {}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::argmax(in({3}, {})), ex({0}, {}, kLong)));
+}
+
+TEST_P(ReductionOps, ArgmaxTreatsNaNAsTheMaximum) {
+  EXPECT_TRUE(tensors_equal(opd::argmax(in({1, kNaN, 3, kNaN}, {4})), ex({1}, {}, kLong)));
+  EXPECT_TRUE(tensors_equal(opd::argmax(in({1, 2, 9, kNaN}, {2, 2}), 1), ex({1, 1}, {2}, kLong)));
+}
+
+TEST_P(ReductionOps, ArgmaxOfEmptyAndBadDims) {
+  Tensor e = opd::empty({0, 3}, TensorOptions().dtype(kFloat).device(GetParam()));
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::argmax(e); }),
+            "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::argmax(e, 0); }),
+            "argmax(): Expected reduction dim 0 to have non-zero size.");
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::argmax(e, -2); }),
+            "argmax(): Expected reduction dim 0 to have non-zero size.");
+  EXPECT_TRUE(tensors_equal(opd::argmax(e, 1), ex({}, {0}, kLong)));
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::argmax(x, 2); }),
+            "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+}
+
+TEST_P(ReductionOps, ArgmaxOfBoolIsATypeErrorNamingOpAndDtype) {
+  std::string msg = error_of_type<TypeError>([&] { opd::argmax(in({1, 0, 1}, {3}, kBool)); });
+  EXPECT_THAT(msg, ::testing::HasSubstr("argmax"));
+  EXPECT_THAT(msg, ::testing::HasSubstr("Bool"));
+}
+
+// ---- max.dim ------------------------------------------------------------------------------------
+
+TEST_P(ReductionOps, MaxDimReturnsValuesAndFirstIndices) {
+  Tensor x = in({1, 3, 3, 2, 2, 1}, {2, 3}, kLong);
+  auto [values, indices] = opd::max(x, 1);
+  EXPECT_TRUE(tensors_equal(values, ex({3, 2}, {2}, kLong)));
+  EXPECT_TRUE(tensors_equal(indices, ex({1, 0}, {2}, kLong)));
+
+  auto [v0, i0] = opd::max(x, 0, true);
+  EXPECT_TRUE(tensors_equal(v0, ex({2, 3, 3}, {1, 3}, kLong)));
+  EXPECT_TRUE(tensors_equal(i0, ex({1, 0, 0}, {1, 3}, kLong)));
+
+  auto [vt, it] = x.t().max(-1);  // x.t() = [[1, 2], [3, 2], [3, 1]]
+  EXPECT_TRUE(tensors_equal(vt, ex({2, 3, 3}, {3}, kLong)));
+  EXPECT_TRUE(tensors_equal(it, ex({1, 0, 0}, {3}, kLong)));
+}
+
+TEST_P(ReductionOps, MaxDimPropagatesNaNWithItsIndex) {
+  auto [values, indices] = opd::max(in({1, kNaN, 3, 4, 5, 6}, {2, 3}), 1);
+  EXPECT_TRUE(tensors_equal(values, ex({kNaN, 6}, {2})));
+  EXPECT_TRUE(tensors_equal(indices, ex({1, 2}, {2}, kLong)));
+}
+
+TEST_P(ReductionOps, MaxDimOfZeroDimTensor) {
+  auto [values, indices] = opd::max(in({3}, {}), 0);
+  EXPECT_TRUE(tensors_equal(values, ex({3}, {})));
+  EXPECT_TRUE(tensors_equal(indices, ex({0}, {}, kLong)));
+}
+
+TEST_P(ReductionOps, MaxDimOfEmptyAndBadDims) {
+  Tensor e = opd::empty({0, 3}, TensorOptions().dtype(kFloat).device(GetParam()));
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::max(e, 0); }),
+            "max(): Expected reduction dim 0 to have non-zero size.");
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::max(e, -2); }),
+            "max(): Expected reduction dim 0 to have non-zero size.");
+  auto [values, indices] = opd::max(e, 1);
+  EXPECT_TRUE(tensors_equal(values, ex({}, {0})));
+  EXPECT_TRUE(tensors_equal(indices, ex({}, {0}, kLong)));
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::max(x, 2); }),
+            "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+  EXPECT_EQ(error_of_type<IndexError>([&] { opd::mean(x, {-3}, false); }),
+            "Dimension out of range (expected to be in range of [-2, 1], but got -3)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, ReductionOps, ::testing::ValuesIn(op_test_devices()),
+                         [](const auto& info) {
+                           std::string name = info.param.str();
+                           for (char& c : name)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace opd::test

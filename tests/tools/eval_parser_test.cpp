@@ -1,0 +1,516 @@
+// opd eval's interpreter without plugins: parsing and syntax errors, overload resolution (on
+// the aten schemas the core registers, and on operators registered here), argument
+// conversion and defaults, tensor literals, PyTorch's repr and JSON, and the trace printer.
+
+#include "eval_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "error_text.h"
+#include "eval_binding.h"
+#include "eval_print.h"
+#include "eval_program.h"
+#include "eval_tensor.h"
+#include "eval_trace.h"
+#include "opd/dispatch_observer.h"
+#include "opd/dispatcher.h"
+#include "opd/library.h"
+
+namespace opd::cli::eval {
+namespace {
+
+using test_util::error_text;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// ---- Test operators: float32 kernels on CPU (and a shape-only one on Meta) --------------------
+
+void free_buffer(void* p, void*) { ::operator delete(p); }
+
+Tensor new_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+  if (device.type == DeviceType::Meta) return from_blob(nullptr, sizes, dtype, device);
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  void* p = ::operator new(std::max<size_t>(n * element_size(dtype), 1));
+  return from_blob(p, sizes, contiguous_strides(sizes), dtype, device, &free_buffer, nullptr);
+}
+
+Tensor ones_kernel(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>,
+                   std::optional<Device> device, std::optional<bool>) {
+  ScalarType t = dtype.value_or(kFloat);
+  Tensor out = new_tensor(size, t, device.value_or(Device(DeviceType::CPU)));
+  if (out.is_meta()) return out;
+  OPD_CHECK(t == kFloat || t == kDouble, "test_eval::ones: float32 or float64 only");
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (t == kFloat) out.data_ptr<float>()[i] = 1;
+    if (t == kDouble) out.data_ptr<double>()[i] = 1;
+  }
+  return out;
+}
+
+std::vector<std::string> g_ran;  // which kernel served each call
+
+Tensor add_tensor_kernel(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  g_ran.push_back("add.Tensor");
+  OPD_CHECK(a.numel() == b.numel(), "test_eval::add: same sizes only");
+  Tensor out = new_tensor(a.sizes(), kFloat, a.device());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    out.data_ptr<float>()[i] = a.data_ptr<float>()[i] + alpha.to<float>() * b.data_ptr<float>()[i];
+  }
+  return out;
+}
+
+Tensor add_scalar_kernel(const Tensor& a, const Scalar& other, const Scalar& alpha) {
+  g_ran.push_back("add.Scalar");
+  Tensor out = new_tensor(a.sizes(), kFloat, a.device());
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    out.data_ptr<float>()[i] = a.data_ptr<float>()[i] + alpha.to<float>() * other.to<float>();
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor> max_dim_kernel(const Tensor& a, int64_t dim, bool keepdim) {
+  Tensor indices = new_tensor(std::vector<int64_t>{1}, kLong, a.device());
+  indices.data_ptr<int64_t>()[0] = dim;
+  return {a, indices};
+}
+
+OPD_LIBRARY(test_eval, m) {
+  m.def(
+      "ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+      "bool? pin_memory=None) -> Tensor");
+  m.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  m.def("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
+  m.def("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
+  m.def(
+      "defaults(int[2] stride=1, int reduction=Mean, ScalarType dtype=float, float eps=1, "
+      "MemoryFormat memory_format=contiguous_format, Device device=\"meta\", "
+      "float[] w=[0.5, 2], str mode='none', bool? flag=None) -> int");
+  m.def("scale(float factor, complex z=0) -> float");
+}
+
+OPD_LIBRARY_IMPL(test_eval, CPU, m) {
+  m.impl("ones", &ones_kernel);
+  m.impl("add.Tensor", &add_tensor_kernel);
+  m.impl("add.Scalar", &add_scalar_kernel);
+  m.impl("max.dim", &max_dim_kernel);
+}
+
+OPD_LIBRARY_IMPL(test_eval, Meta, m) { m.impl("ones", &ones_kernel); }
+
+// What the meta plugin provides: tensor(..., device='meta') is made by aten::empty.
+OPD_LIBRARY_IMPL(aten, Meta, m) {
+  m.impl("empty.memory_format",
+         [](IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>,
+            std::optional<Device> device, std::optional<bool>, std::optional<MemoryFormat>) {
+           return new_tensor(size, dtype.value_or(kFloat), device.value_or(DeviceType::Meta));
+         });
+}
+
+Tensor floats(std::vector<float> values, std::vector<int64_t> sizes) {
+  Tensor t = new_tensor(sizes, kFloat, Device(DeviceType::CPU));
+  std::copy(values.begin(), values.end(), t.data_ptr<float>());
+  return t;
+}
+
+template <class T>
+Tensor filled(std::vector<T> values, std::vector<int64_t> sizes) {
+  constexpr ScalarType st = cpp_type_to_scalar_type<T>();
+  Tensor t = new_tensor(sizes, st, Device(DeviceType::CPU));
+  std::copy(values.begin(), values.end(), t.data_ptr<T>());
+  return t;
+}
+
+std::string run(std::string_view program, FactoryDefaults defaults = {}) {
+  Evaluator e(defaults);
+  return repr(e.run(program));
+}
+
+std::string json(std::string_view program) {
+  Evaluator e;
+  return to_json(e.run(program)).dump();
+}
+
+// ---- Parsing ----------------------------------------------------------------------------------
+
+TEST(EvalParser, StatementsAssignmentsCallsAndKeywords) {
+  Program p = parse_program("x = ones([2, 3]); aten::add.Tensor(x, -1.5, alpha=2,);");
+  ASSERT_EQ(p.statements.size(), 2u);
+  EXPECT_EQ(p.statements[0].target, "x");
+  const Expr& ones = p.statements[0].expr;
+  EXPECT_EQ(ones.kind, Expr::Kind::Call);
+  EXPECT_EQ(ones.name, "ones");
+  ASSERT_EQ(ones.items.size(), 1u);
+  EXPECT_EQ(ones.items[0].kind, Expr::Kind::List);
+  EXPECT_EQ(ones.items[0].items[1].literal, IValue(3));
+  const Expr& add = p.statements[1].expr;
+  EXPECT_EQ(p.statements[1].target, "");
+  EXPECT_EQ(add.name, "aten::add.Tensor");
+  EXPECT_EQ(add.items[0].kind, Expr::Kind::Name);
+  EXPECT_EQ(add.items[1].literal, IValue(-1.5));
+  EXPECT_THAT(add.kwarg_names, ElementsAre("alpha"));
+  EXPECT_EQ(add.kwarg_values[0].literal, IValue(2));
+}
+
+TEST(EvalParser, Literals) {
+  Program p = parse_program(
+      "[True, False, None, 'a\\'b', \"c\", 1e-3, .5, 2., 3j, -9223372036854775808, torch.float64]");
+  const auto& items = p.statements[0].expr.items;
+  ASSERT_EQ(items.size(), 11u);
+  EXPECT_EQ(items[0].literal, IValue(true));
+  EXPECT_EQ(items[1].literal, IValue(false));
+  EXPECT_TRUE(items[2].literal.is_none());
+  EXPECT_EQ(items[3].literal, IValue("a'b"));
+  EXPECT_EQ(items[4].literal, IValue("c"));
+  EXPECT_EQ(items[5].literal, IValue(1e-3));
+  EXPECT_EQ(items[6].literal, IValue(0.5));
+  EXPECT_EQ(items[7].literal, IValue(2.0));
+  EXPECT_EQ(items[8].literal, IValue(std::complex<double>(0, 3)));
+  EXPECT_EQ(items[9].literal, IValue(std::numeric_limits<int64_t>::min()));
+  EXPECT_EQ(items[10].kind, Expr::Kind::Name);
+  EXPECT_EQ(items[10].name, "torch.float64");
+}
+
+TEST(EvalParser, SyntaxErrorsNameTheColumnWithACaret) {
+  EXPECT_EQ(error_text<ValueError>([] { parse_program("add(x,, y)"); }),
+            "opd eval: expected an expression but found ',' at column 7\n  add(x,, y)\n        ^");
+  EXPECT_EQ(error_text<ValueError>([] { parse_program("add(x"); }),
+            "opd eval: expected ',' or ')' but found the end of the program at column 6\n"
+            "  add(x\n       ^");
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("f(a=1, 2)"); }),
+              StartsWith("opd eval: positional argument follows keyword argument at column 8"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("x = 'abc"); }),
+              StartsWith("opd eval: unterminated string at column 5"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("1 2"); }),
+              StartsWith("opd eval: expected ';' between statements but found '2' at column 3"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program(" ; "); }),
+              StartsWith("opd eval: the program has no statement"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("99999999999999999999"); }),
+              StartsWith("opd eval: integer literal out of the int64 range"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("f(x=1, x=2)"); }),
+              StartsWith("opd eval: keyword argument repeated: x"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("a $ b"); }),
+              StartsWith("opd eval: unexpected character '$' at column 3"));
+}
+
+// ---- Overload resolution on the aten schemas (no kernels needed to bind) ----------------------
+
+CallArgs args(std::vector<IValue> positional,
+              std::vector<std::pair<std::string, IValue>> keywords = {}) {
+  return {std::move(positional), std::move(keywords)};
+}
+
+std::string chosen(std::string_view name, const CallArgs& a, FactoryDefaults d = {}) {
+  return bind_call(name, a, d).op.operator_name().to_string();
+}
+
+TEST(EvalBinding, AddPrefersTensorOverScalarAsPyTorchDoes) {
+  Tensor x = floats({1, 2}, {2});
+  EXPECT_EQ(chosen("add", args({x, x})), "aten::add.Tensor");
+  EXPECT_EQ(chosen("add", args({x, 2})), "aten::add.Scalar");
+  EXPECT_EQ(chosen("add", args({x, 2.5})), "aten::add.Scalar");
+  EXPECT_EQ(chosen("add", args({x, x}, {{"alpha", 2}})), "aten::add.Tensor");
+  EXPECT_EQ(chosen("add", args({x, x}, {{"out", x}})), "aten::add.out");
+  EXPECT_EQ(chosen("aten::add.Tensor", args({x, x})), "aten::add.Tensor");
+  EXPECT_EQ(chosen("torch.add", args({x, x})), "aten::add.Tensor");
+  EXPECT_EQ(chosen("relu.default", args({x})), "aten::relu");
+  BoundCall b = bind_call("add", args({x, x}, {{"alpha", 2}}), {});
+  ASSERT_EQ(b.stack.size(), 3u);
+  EXPECT_TRUE(b.stack[0].to_tensor().is_same(x));
+  EXPECT_EQ(b.stack[2], IValue(2));
+}
+
+TEST(EvalBinding, ResolveOrdersOverloadsPartially) {
+  std::vector<std::string> names;
+  for (const auto& op : resolve_operator("add")) names.push_back(op.operator_name().to_string());
+  // Sorted by schema text, then add.Scalar after add.Tensor (Scalar where it takes Tensor).
+  EXPECT_THAT(names, ElementsAre("aten::add.Tensor", "aten::add.out", "aten::add.Scalar"));
+}
+
+TEST(EvalBinding, IntListsVarargsAndBareIntsForFixedSizes) {
+  Tensor x = floats({1, 2, 3, 4}, {2, 2});
+  BoundCall ones = bind_call("ones", args({2, 3}), {});
+  EXPECT_EQ(ones.stack[0], IValue(std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(bind_call("ones", args({IValue::make_generic_list({2, 3})}), {}).stack[0],
+            IValue(std::vector<int64_t>{2, 3}));
+  BoundCall sum = bind_call("sum", args({x, 1}), {});
+  EXPECT_EQ(sum.op.operator_name().to_string(), "aten::sum.dim_IntList");
+  EXPECT_EQ(sum.stack[1], IValue(std::vector<int64_t>{1})) << "int[1] takes a bare int";
+  EXPECT_EQ(chosen("sum", args({x})), "aten::sum");
+  EXPECT_EQ(chosen("max", args({x, 1})), "aten::max.dim");
+}
+
+TEST(EvalBinding, FactoryDefaultsFillDeviceAndDtypeOnlyWhenNotGiven) {
+  Tensor x = floats({1}, {1});
+  FactoryDefaults d{Device(DeviceType::Meta), kDouble};
+  BoundCall ones = bind_call("ones", args({IValue::make_generic_list({2})}), d);
+  const FunctionSchema& s = ones.op.schema();
+  EXPECT_EQ(ones.stack[*s.argument_index("device")], IValue(Device(DeviceType::Meta)));
+  EXPECT_EQ(ones.stack[*s.argument_index("dtype")], IValue(kDouble));
+  BoundCall given = bind_call("ones", args({2}, {{"dtype", IValue(kLong)}, {"device", "cpu"}}), d);
+  EXPECT_EQ(given.stack[*s.argument_index("dtype")], IValue(kLong));
+  EXPECT_EQ(given.stack[*s.argument_index("device")], IValue(Device(DeviceType::CPU)));
+  // Not a factory (it takes a tensor): the defaults stay out.
+  BoundCall like = bind_call("ones_like", args({x}), d);
+  EXPECT_TRUE(like.stack[*like.op.schema().argument_index("device")].is_none());
+}
+
+TEST(EvalBinding, ConversionsFollowThePythonArgParser) {
+  Tensor x = floats({1}, {1});
+  // int fits float and complex; bool fits neither int nor float; numbers never fit Tensor.
+  BoundCall scale = bind_call("test_eval::scale", args({2, 1}), {});
+  EXPECT_EQ(scale.stack[0], IValue(2.0));
+  EXPECT_EQ(scale.stack[1], IValue(std::complex<double>(1, 0)));
+  EXPECT_EQ(error_text<TypeError>([] { bind_call("test_eval::scale", args({true}), {}); }),
+            "test_eval::scale(): argument 'factor' (position 1) must be float, not bool");
+  EXPECT_EQ(error_text<TypeError>([&] {
+              bind_call("max", args({x, true}), {});
+            }),
+            "max(): argument 'dim' (position 2) must be int, not bool");
+  EXPECT_EQ(error_text<TypeError>([] { bind_call("relu", args({2}), {}); }),
+            "relu(): argument 'self' (position 1) must be Tensor, not int");
+  EXPECT_EQ(error_text<TypeError>([&] {
+              bind_call("relu", args({x, x}), {});
+            }),
+            "relu(): takes 1 positional argument but 2 were given");
+  EXPECT_EQ(error_text<TypeError>([&] {
+              bind_call("relu", args({x}, {{"inplace", true}}), {});
+            }),
+            "relu(): got an unexpected keyword argument 'inplace'");
+  EXPECT_EQ(error_text<TypeError>([&] {
+              bind_call("relu", args({x}, {{"self", x}}), {});
+            }),
+            "relu(): got multiple values for argument 'self'");
+  EXPECT_EQ(error_text<TypeError>([&] { bind_call("test_eval::scale", args({}), {}); }),
+            "test_eval::scale(): missing required argument 'factor' (position 1)");
+}
+
+TEST(EvalBinding, NoMatchListsEveryCandidateSchema) {
+  Tensor x = floats({1}, {1});
+  std::string e = error_text<TypeError>([&] {
+    bind_call("add", args({x, "a"}, {{"alpha", 2}}), {});
+  });
+  EXPECT_THAT(e, StartsWith("add() received an invalid combination of arguments - got (Tensor, "
+                            "str, alpha=int), but expected one of:\n"
+                            " * aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) "
+                            "-> Tensor\n"
+                            "      didn't match because: argument 'other' (position 2) must be "
+                            "Tensor, not str\n"));
+  EXPECT_THAT(e, HasSubstr(" * aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1)"));
+  EXPECT_THAT(e, HasSubstr(" * aten::add.out("));
+}
+
+TEST(EvalBinding, UnknownAndAmbiguousOperators) {
+  EXPECT_EQ(error_text<ValueError>([] { resolve_operator("nope_nope"); }),
+            "opd eval: unknown operator 'nope_nope'");
+  EXPECT_EQ(error_text<ValueError>([] { resolve_operator("aten::add.nope"); }),
+            "opd eval: unknown operator 'aten::add.nope'");
+  Library a(Library::DEF, "test_eval_ns_a");
+  a.def("twin(Tensor x) -> Tensor");
+  Library b(Library::DEF, "test_eval_ns_b");
+  b.def("twin(Tensor x) -> Tensor");
+  EXPECT_EQ(error_text<ValueError>([] { resolve_operator("twin"); }),
+            "opd eval: 'twin' is ambiguous: it names test_eval_ns_a::twin, test_eval_ns_b::twin; "
+            "write the namespace");
+  EXPECT_EQ(resolve_operator("test_eval_ns_b::twin")[0].operator_name().to_string(),
+            "test_eval_ns_b::twin");
+}
+
+TEST(EvalBinding, SchemaDefaultsBecomeValues) {
+  BoundCall b = bind_call("test_eval::defaults", args({}), {});
+  ASSERT_EQ(b.stack.size(), 9u);
+  EXPECT_EQ(b.stack[0], IValue(std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(b.stack[1], IValue(1)) << "Mean";
+  EXPECT_EQ(b.stack[2], IValue(kFloat));
+  EXPECT_EQ(b.stack[3], IValue(1.0));
+  EXPECT_EQ(b.stack[4], IValue(MemoryFormat::Contiguous));
+  EXPECT_EQ(b.stack[5], IValue(Device(DeviceType::Meta)));
+  EXPECT_EQ(b.stack[6], IValue(std::vector<double>{0.5, 2.0}));
+  EXPECT_EQ(b.stack[7], IValue("none"));
+  EXPECT_TRUE(b.stack[8].is_none());
+  BoundCall stride = bind_call("test_eval::defaults", args({3}), {});
+  EXPECT_EQ(stride.stack[0], IValue(std::vector<int64_t>{3, 3})) << "int[2] takes a bare int";
+}
+
+// ---- PyTorch's repr ---------------------------------------------------------------------------
+
+TEST(EvalRepr, SmallTensorsAsPyTorchPrintsThem) {
+  EXPECT_EQ(tensor_repr(floats({2, 3, 4, 2, 3, 4}, {2, 3})),
+            "tensor([[2., 3., 4.],\n        [2., 3., 4.]])");
+  EXPECT_EQ(tensor_repr(filled<int64_t>({1, 2}, {2})), "tensor([1, 2])");
+  EXPECT_EQ(tensor_repr(filled<bool>({true, false}, {2})), "tensor([ True, False])");
+  EXPECT_EQ(tensor_repr(filled<double>({1, 2}, {2})), "tensor([1., 2.], dtype=torch.float64)");
+  EXPECT_EQ(tensor_repr(filled<int32_t>({-1, 20}, {2})), "tensor([-1, 20], dtype=torch.int32)");
+  EXPECT_EQ(tensor_repr(floats({1.5f, 2.25f}, {2})), "tensor([1.5000, 2.2500])");
+  EXPECT_EQ(tensor_repr(floats({-1.5f, 2}, {2})), "tensor([-1.5000,  2.0000])");
+  EXPECT_EQ(tensor_repr(floats({1e-5f, 1}, {2})), "tensor([1.0000e-05, 1.0000e+00])");
+  EXPECT_EQ(tensor_repr(floats({1, 1e9f}, {2})), "tensor([1.0000e+00, 1.0000e+09])");
+  float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(tensor_repr(floats({nan, -inf, 1}, {3})), "tensor([nan, -inf, 1.])");
+  EXPECT_EQ(tensor_repr(floats({0, 0}, {2})), "tensor([0., 0.])");
+  EXPECT_EQ(tensor_repr(floats({3.5f}, {})), "tensor(3.5000)");
+  EXPECT_EQ(tensor_repr(filled<int64_t>({3}, {})), "tensor(3)");
+  EXPECT_EQ(tensor_repr(filled<std::complex<float>>({{1, 2}, {3, -1}}, {2})),
+            "tensor([1.+2.j, 3.-1.j])");
+}
+
+TEST(EvalRepr, EmptyAndMetaTensorsShowTheirSize) {
+  EXPECT_EQ(tensor_repr(floats({}, {0})), "tensor([])");
+  EXPECT_EQ(tensor_repr(floats({}, {0, 3})), "tensor([], size=(0, 3))");
+  EXPECT_EQ(tensor_repr(filled<int64_t>({}, {0})), "tensor([], dtype=torch.int64)");
+  Device meta(DeviceType::Meta);
+  EXPECT_EQ(tensor_repr(from_blob(nullptr, {2, 3}, kFloat, meta)),
+            "tensor(..., device='meta', size=(2, 3))");
+  EXPECT_EQ(tensor_repr(from_blob(nullptr, {4}, kLong, meta)),
+            "tensor(..., device='meta', size=(4,), dtype=torch.int64)");
+}
+
+TEST(EvalRepr, LongTensorsWrapAndSummarize) {
+  std::vector<float> range(2000);
+  for (size_t i = 0; i < range.size(); ++i) range[i] = static_cast<float>(i);
+  EXPECT_EQ(tensor_repr(floats(range, {2000})),
+            "tensor([0.0000e+00, 1.0000e+00, 2.0000e+00,  ..., 1.9970e+03, 1.9980e+03,\n"
+            "        1.9990e+03])");
+  std::vector<int64_t> ints(1001);
+  for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int64_t>(i);
+  EXPECT_EQ(tensor_repr(filled<int64_t>(ints, {1001})),
+            "tensor([   0,    1,    2,  ...,  998,  999, 1000])");
+  EXPECT_EQ(tensor_repr(floats(std::vector<float>(1600, 1), {40, 40})),
+            "tensor([[1., 1., 1.,  ..., 1., 1., 1.],\n"
+            "        [1., 1., 1.,  ..., 1., 1., 1.],\n"
+            "        [1., 1., 1.,  ..., 1., 1., 1.],\n"
+            "        ...,\n"
+            "        [1., 1., 1.,  ..., 1., 1., 1.],\n"
+            "        [1., 1., 1.,  ..., 1., 1., 1.],\n"
+            "        [1., 1., 1.,  ..., 1., 1., 1.]])");
+  std::vector<float> halves(20);
+  for (size_t i = 0; i < halves.size(); ++i) halves[i] = 0.5f + static_cast<float>(i);
+  EXPECT_EQ(tensor_repr(floats(halves, {20})),
+            "tensor([ 0.5000,  1.5000,  2.5000,  3.5000,  4.5000,  5.5000,  6.5000,  7.5000,\n"
+            "         8.5000,  9.5000, 10.5000, 11.5000, 12.5000, 13.5000, 14.5000, 15.5000,\n"
+            "        16.5000, 17.5000, 18.5000, 19.5000])");
+  EXPECT_EQ(tensor_repr(filled<double>(std::vector<double>(12, 1.25), {3, 2, 2})),
+            "tensor([[[1.2500, 1.2500],\n         [1.2500, 1.2500]],\n\n"
+            "        [[1.2500, 1.2500],\n         [1.2500, 1.2500]],\n\n"
+            "        [[1.2500, 1.2500],\n         [1.2500, 1.2500]]], dtype=torch.float64)");
+}
+
+TEST(EvalRepr, StridedViewsPrintInLogicalOrder) {
+  Tensor t = floats({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor transposed = make_view(t, std::vector<int64_t>{3, 2}, std::vector<int64_t>{1, 3}, 0);
+  EXPECT_EQ(tensor_repr(transposed), "tensor([[1., 4.],\n        [2., 5.],\n        [3., 6.]])");
+  EXPECT_EQ(to_json(IValue(transposed)).dump(),
+            R"({"dtype":"float32","shape":[3,2],"strides":[1,3],"device":"cpu",)"
+            R"("data":[1.0,4.0,2.0,5.0,3.0,6.0]})");
+}
+
+// ---- Evaluation -------------------------------------------------------------------------------
+
+TEST(EvalProgram, CallsBindAndDispatch) {
+  g_ran.clear();
+  EXPECT_EQ(run("x = test_eval::ones([2, 3]); test_eval::add(x, x, alpha=2)"),
+            "tensor([[3., 3., 3.],\n        [3., 3., 3.]])");
+  EXPECT_EQ(run("test_eval::add(test_eval::ones(2), 0.5)"), "tensor([1.5000, 1.5000])");
+  EXPECT_THAT(g_ran, ElementsAre("add.Tensor", "add.Scalar"));
+  EXPECT_EQ(run("test_eval::ones(2, 3)", {Device(DeviceType::Meta), std::nullopt}),
+            "tensor(..., device='meta', size=(2, 3))");
+  EXPECT_EQ(run("test_eval::ones([2])", {std::nullopt, kDouble}),
+            "tensor([1., 1.], dtype=torch.float64)");
+  EXPECT_EQ(run("test_eval::ones([2], dtype=float32)", {std::nullopt, kDouble}),
+            "tensor([1., 1.])");
+}
+
+TEST(EvalProgram, ValuesOtherThanTensors) {
+  EXPECT_EQ(run("1.5"), "1.5");
+  EXPECT_EQ(run("2."), "2.0");
+  EXPECT_EQ(run("x = 3; x"), "3");
+  EXPECT_EQ(run("[1, True, None, 'cpu']"), "[1, True, None, 'cpu']");
+  EXPECT_EQ(run("torch.float64"), "torch.float64");
+  EXPECT_EQ(run("long"), "torch.int64");
+  EXPECT_EQ(run("strided"), "torch.strided");
+  EXPECT_EQ(run("inf"), "inf");
+  EXPECT_EQ(error_text<ValueError>([] { run("y"); }), "opd eval: name 'y' is not defined");
+}
+
+TEST(EvalProgram, NamedReturnsPrintAsStructSequences) {
+  EXPECT_EQ(run("test_eval::max(test_eval::ones([2]), 0)"),
+            "torch.return_types.max(\nvalues=tensor([1., 1.]),\nindices=tensor([0]))");
+  EXPECT_EQ(json("test_eval::max(test_eval::ones([1]), 0)"),
+            R"({"values":{"dtype":"float32","shape":[1],"strides":[1],"device":"cpu",)"
+            R"("data":[1.0]},"indices":{"dtype":"int64","shape":[1],"strides":[1],)"
+            R"("device":"cpu","data":[0]}})");
+}
+
+TEST(EvalProgram, TensorLiterals) {
+  EXPECT_EQ(run("tensor([[1, 2], [3, 4]], dtype=float64)"),
+            "tensor([[1., 2.],\n        [3., 4.]], dtype=torch.float64)");
+  EXPECT_EQ(run("tensor([1, 2.5])"), "tensor([1.0000, 2.5000])");
+  EXPECT_EQ(run("tensor([1, 2])"), "tensor([1, 2])");
+  EXPECT_EQ(run("tensor([True, False])"), "tensor([ True, False])");
+  EXPECT_EQ(run("tensor([True, 2])"), "tensor([1, 2])");
+  EXPECT_EQ(run("tensor(3)"), "tensor(3)");
+  EXPECT_EQ(run("tensor([])"), "tensor([])");
+  EXPECT_EQ(run("tensor([1j, 2])"), "tensor([0.+1.j, 2.+0.j])");
+  EXPECT_EQ(run("tensor([1.5, -2], dtype=int32)"), "tensor([ 1, -2], dtype=torch.int32)");
+  EXPECT_EQ(run("tensor([0.5, 1], dtype=float16)"),
+            "tensor([0.5000, 1.0000], dtype=torch.float16)");
+  EXPECT_EQ(run("tensor([1, 2], device='meta')"),
+            "tensor(..., device='meta', size=(2,), dtype=torch.int64)");
+  EXPECT_EQ(run("tensor([1, 2])", {std::nullopt, kDouble}),
+            "tensor([1., 2.], dtype=torch.float64)");
+  EXPECT_EQ(error_text<ValueError>([] { run("tensor([[1, 2], [3, 4, 5]])"); }),
+            "tensor(): expected sequence of length 2 at dim 1 (got 3)");
+  EXPECT_EQ(error_text<ValueError>([] { run("tensor([[1, 2], 3])"); }),
+            "tensor(): expected sequence of length 2 at dim 1 (got int)");
+  EXPECT_EQ(error_text<TypeError>([] { run("tensor(['a'])"); }),
+            "tensor(): expected numbers or nested lists of numbers, got str");
+  EXPECT_EQ(error_text<TypeError>([] { run("tensor([1], requires_grad=True)"); }),
+            "tensor() got an unexpected keyword argument 'requires_grad'");
+}
+
+TEST(EvalProgram, Json) {
+  EXPECT_EQ(json("tensor([[1, 2], [3, 4]])"),
+            R"({"dtype":"int64","shape":[2,2],"strides":[2,1],"device":"cpu","data":[1,2,3,4]})");
+  EXPECT_EQ(json("tensor([True])"),
+            R"({"dtype":"bool","shape":[1],"strides":[1],"device":"cpu","data":[true]})");
+  EXPECT_EQ(json("tensor([nan, -inf, 1j])"),
+            R"({"dtype":"complex64","shape":[3],"strides":[1],"device":"cpu",)"
+            R"("data":[["nan",0.0],["-inf",0.0],[0.0,1.0]]})");
+  EXPECT_EQ(json("tensor([1, 2], device='meta')"),
+            R"({"dtype":"int64","shape":[2],"strides":[1],"device":"meta","data":null})");
+  EXPECT_EQ(json("[1, 2.5, None, 'a', float64]"), R"([1,2.5,null,"a","float64"])");
+}
+
+// ---- Trace ------------------------------------------------------------------------------------
+
+TEST(EvalTrace, PrintsEveryHopWithItsKernelSite) {
+  std::ostringstream out;
+  {
+    DispatchObserverGuard guard(std::make_shared<TracePrinter>(out));
+    run("test_eval::add(test_eval::ones([2]), test_eval::ones([2]))");
+  }
+  std::string trace = out.str();
+  EXPECT_THAT(trace, StartsWith("test_eval::ones [call_boxed] DispatchKeySet(CPU) -> CPU: kernel "
+                                "registered at tests/tools/eval_parser_test.cpp:"));
+  // The key set after the operator's mask: ADInplaceOrView and AutogradCPU fall through.
+  EXPECT_THAT(trace, HasSubstr("\ntest_eval::add.Tensor [call_boxed] DispatchKeySet(CPU) -> CPU: "
+                               "kernel registered at tests/tools/eval_parser_test.cpp:"));
+  EXPECT_EQ(std::count(trace.begin(), trace.end(), '\n'), 3);
+  out.str("");
+  {
+    DispatchObserverGuard guard(std::make_shared<TracePrinter>(out));
+    EXPECT_THROW(run("test_eval::ones([2], dtype=int64)"), Error);
+  }
+  EXPECT_THAT(out.str(), HasSubstr("\ntest_eval::ones raised\n"));
+}
+
+}  // namespace
+}  // namespace opd::cli::eval

@@ -1,0 +1,71 @@
+#pragma once
+
+// Overload resolution for `opd eval`: from a name and Python-like arguments to one operator and
+// the boxed stack for it, as PyTorch's Python argument parser does, driven by schemas only.
+//
+// Order of overloads: see Note [Overload order] in eval_binding.cpp. Argument conversions, as
+// python_arg_parser.cpp: an int fits int, SymInt, float, complex and Scalar; a float fits float,
+// complex and Scalar; a bool fits bool and Scalar (never int); a number never fits Tensor; a
+// list of ints fits int[] and SymInt[]; int[N] also takes a bare int (repeated N times); a str
+// fits str, Device ("cpu", "meta", "cuda:1") and Dimname; None fits any optional type.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "opd/device.h"
+#include "opd/dispatcher.h"
+#include "opd/function_schema.h"
+#include "opd/ivalue.h"
+#include "opd/scalar_type.h"
+
+namespace opd::cli::eval {
+
+struct CallArgs {
+  std::vector<IValue> positional;
+  std::vector<std::pair<std::string, IValue>> keywords;
+};
+
+// --device / --dtype: passed as device= / dtype= to factory functions (operators with a
+// `device` or `dtype` argument and no tensor argument) when the call does not give them.
+struct FactoryDefaults {
+  std::optional<Device> device;
+  std::optional<ScalarType> dtype;
+};
+
+struct BoundCall {
+  OperatorHandle op;
+  Stack stack;  // the schema's arguments, in order
+};
+
+// The operators `name` may mean, in the order they are tried: "aten::add.Tensor" (one
+// overload), "add.Tensor" (aten, else the only namespace that has it), "add" (every overload,
+// aten first). A leading "torch." is ignored; ".default" names the overload "". Throws
+// opd::ValueError "opd eval: unknown operator 'foo'" when nothing matches, naming the
+// namespaces when an unqualified name is ambiguous.
+std::vector<OperatorHandle> resolve_operator(std::string_view name);
+
+// Binds `args` to the first overload that accepts them. Throws opd::TypeError otherwise: with
+// one candidate, why it failed ("aten::relu(): argument 'self' (position 1) must be Tensor, not
+// int"); with several, PyTorch's "add() received an invalid combination of arguments - got
+// (Tensor, str), but expected one of:" followed by every candidate schema.
+BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDefaults& defaults);
+
+// Binds `args` to `schema`; nullopt with `*why` set when they do not fit.
+std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args,
+                              const FactoryDefaults& defaults, std::string* why);
+
+// `v` converted to what an argument of type `type` (fixed list size N) takes, or nullopt.
+std::optional<IValue> convert_argument(const IValue& v, const Type& type, std::optional<int64_t> N);
+
+// The value of a schema default for an argument of `type`: "int[2] stride=1" -> [1, 1],
+// "ScalarType dtype=float" -> Float32, "int reduction=Mean" -> 1.
+IValue default_argument(const DefaultValue& d, const Type& type);
+
+// Python's name for the type of a value, as PyTorch's errors print it: Tensor, int, float,
+// bool, complex, str, NoneType, list of [int, int], torch.dtype, torch.device, tuple.
+std::string python_type_name(const IValue& v);
+
+}  // namespace opd::cli::eval

@@ -1,0 +1,40 @@
+#pragma once
+
+// Tokens of an `opd eval` program: a small Python-like expression language
+// ("x = ones([2, 3]); add(x, x, alpha=2)").
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opd::cli::eval {
+
+enum class TokenKind {
+  Name,    // add, aten::add.Tensor, torch.float64, True, None
+  Int,     // 42
+  Float,   // 1.5, 1., .5, 1e-3
+  Imag,    // 2j, 1.5j (Python's imaginary literals)
+  String,  // 'cpu', "meta" (text holds the value, escapes resolved)
+  Punct,   // one of ( ) [ ] , = ; -
+  End,
+};
+
+struct Token {
+  TokenKind kind;
+  std::string text;
+  size_t column;  // 1-based, in the program text
+
+  bool is(char c) const { return kind == TokenKind::Punct && text.size() == 1 && text[0] == c; }
+};
+
+// The tokens of `program`, ending with an End token. Throws opd::ValueError "opd eval: ... at
+// column N" with the program and a caret for a character that starts no token or an
+// unterminated string.
+std::vector<Token> tokenize(std::string_view program);
+
+// "<message> at column N\n  <program>\n  <caret>": the shape of every syntax error.
+[[noreturn]] void throw_syntax_error(std::string_view program, size_t column,
+                                     const std::string& message);
+
+}  // namespace opd::cli::eval

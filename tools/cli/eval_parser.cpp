@@ -1,0 +1,170 @@
+#include "eval_parser.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <complex>
+#include <cstdlib>
+
+#include "eval_lexer.h"
+#include "opd/error.h"
+
+namespace opd::cli::eval {
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : text_(text), tokens_(tokenize(text)) {}
+
+  Program run() {
+    Program p{std::string(text_), {}};
+    while (true) {
+      if (!peek().is(';') && peek().kind != TokenKind::End) p.statements.push_back(statement());
+      if (peek().kind == TokenKind::End) break;
+      expect(';', "';' between statements");
+    }
+    if (p.statements.empty()) fail(peek(), "opd eval: the program has no statement");
+    return p;
+  }
+
+ private:
+  const Token& peek(size_t ahead = 0) const {
+    size_t i = std::min(pos_ + ahead, tokens_.size() - 1);
+    return tokens_[i];
+  }
+  const Token& next() {
+    const Token& t = peek();
+    if (pos_ < tokens_.size() - 1) ++pos_;
+    return t;
+  }
+  [[noreturn]] void fail(const Token& at, const std::string& message) const {
+    throw_syntax_error(text_, at.column, message);
+  }
+  void expect(char c, const char* what) {
+    const Token& t = peek();
+    if (!t.is(c)) {
+      fail(t, fmt::format("opd eval: expected {} but found {}", what, describe(t)));
+    }
+    next();
+  }
+  static std::string describe(const Token& t) {
+    return t.kind == TokenKind::End ? std::string("the end of the program")
+                                    : fmt::format("'{}'", t.text);
+  }
+
+  Statement statement() {
+    if (peek().kind == TokenKind::Name && peek(1).is('=')) {
+      std::string target = next().text;
+      next();
+      return {std::move(target), expr()};
+    }
+    return {"", expr()};
+  }
+
+  Expr expr() {
+    const Token& t = peek();
+    if (t.is('-')) {
+      next();
+      const Token& n = peek();
+      if (n.kind == TokenKind::Name && (n.text == "inf" || n.text == "nan")) {
+        next();
+        return literal(IValue(-std::strtod(n.text.c_str(), nullptr)), t.column);
+      }
+      if (n.kind != TokenKind::Int && n.kind != TokenKind::Float && n.kind != TokenKind::Imag) {
+        fail(n, "opd eval: expected a number after '-'");
+      }
+      return number(next(), /*negative=*/true, t.column);
+    }
+    switch (t.kind) {
+      case TokenKind::Int:
+      case TokenKind::Float:
+      case TokenKind::Imag:
+        return number(next(), false, t.column);
+      case TokenKind::String:
+        return literal(IValue(next().text), t.column);
+      case TokenKind::Name:
+        return name_or_call();
+      default:
+        break;
+    }
+    if (t.is('[')) return list();
+    fail(t, fmt::format("opd eval: expected an expression but found {}", describe(t)));
+  }
+
+  static Expr literal(IValue v, size_t column) {
+    Expr e{Expr::Kind::Literal, column, std::move(v), {}, {}, {}, {}};
+    return e;
+  }
+
+  Expr number(const Token& t, bool negative, size_t column) {
+    const std::string& s = t.text;
+    if (t.kind == TokenKind::Int) {
+      // Parse the magnitude as unsigned so that -9223372036854775808 fits.
+      uint64_t magnitude = 0;
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), magnitude);
+      uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+      if (ec != std::errc() || end != s.data() + s.size() || magnitude > limit) {
+        fail(t, "opd eval: integer literal out of the int64 range");
+      }
+      int64_t v = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+      return literal(IValue(v), column);
+    }
+    double v = std::strtod(s.c_str(), nullptr);
+    if (negative) v = -v;
+    if (t.kind == TokenKind::Imag) return literal(IValue(std::complex<double>(0, v)), column);
+    return literal(IValue(v), column);
+  }
+
+  Expr list() {
+    size_t column = next().column;  // '['
+    Expr e{Expr::Kind::List, column, {}, {}, {}, {}, {}};
+    while (!peek().is(']')) {
+      e.items.push_back(expr());
+      if (peek().is(']')) break;
+      expect(',', "',' or ']'");
+    }
+    next();
+    return e;
+  }
+
+  Expr name_or_call() {
+    const Token& t = next();
+    if (!peek().is('(')) {
+      if (t.text == "True" || t.text == "False") return literal(IValue(t.text == "True"), t.column);
+      if (t.text == "None") return literal(IValue(), t.column);
+      return Expr{Expr::Kind::Name, t.column, {}, t.text, {}, {}, {}};
+    }
+    next();  // '('
+    Expr call{Expr::Kind::Call, t.column, {}, t.text, {}, {}, {}};
+    while (!peek().is(')')) {
+      if (peek().kind == TokenKind::Name && peek(1).is('=')) {
+        const Token& key = next();
+        next();
+        for (const auto& k : call.kwarg_names) {
+          if (k == key.text) fail(key, fmt::format("opd eval: keyword argument repeated: {}", k));
+        }
+        call.kwarg_names.push_back(key.text);
+        call.kwarg_values.push_back(expr());
+      } else {
+        if (!call.kwarg_names.empty()) {
+          fail(peek(), "opd eval: positional argument follows keyword argument");
+        }
+        call.items.push_back(expr());
+      }
+      if (peek().is(')')) break;
+      expect(',', "',' or ')'");
+    }
+    next();
+    return call;
+  }
+
+  std::string_view text_;
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Program parse_program(std::string_view text) { return Parser(text).run(); }
+
+}  // namespace opd::cli::eval

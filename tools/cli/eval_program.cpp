@@ -1,0 +1,119 @@
+#include "eval_program.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "eval_tensor.h"
+#include "opd/error.h"
+#include "opd/layout.h"
+
+namespace opd::cli::eval {
+
+std::optional<IValue> constant_named(std::string_view name) {
+  if (name == "inf") return IValue(std::numeric_limits<double>::infinity());
+  if (name == "nan") return IValue(std::numeric_limits<double>::quiet_NaN());
+  try {
+    return IValue(parse_scalar_type(name));
+  } catch (const ValueError&) {
+  }
+  try {
+    return IValue(parse_layout(name));
+  } catch (const ValueError&) {
+  }
+  try {
+    return IValue(parse_memory_format(name));
+  } catch (const ValueError&) {
+  }
+  return std::nullopt;
+}
+
+Value Evaluator::run(std::string_view text) {
+  Program program = parse_program(text);
+  Value last;
+  for (const Statement& s : program.statements) {
+    last = evaluate(s.expr);
+    if (!s.target.empty()) variables_[s.target] = last;
+  }
+  return last;
+}
+
+Value Evaluator::evaluate(const Expr& e) {
+  switch (e.kind) {
+    case Expr::Kind::Literal:
+      return {e.literal, {}, {}};
+    case Expr::Kind::Name: {
+      if (auto it = variables_.find(e.name); it != variables_.end()) return it->second;
+      if (auto c = constant_named(e.name)) return {*c, {}, {}};
+      throw ValueError(fmt::format("opd eval: name '{}' is not defined", e.name));
+    }
+    case Expr::Kind::List: {
+      std::vector<IValue> items;
+      for (const Expr& x : e.items) items.push_back(evaluate(x).value);
+      return {IValue::make_generic_list(std::move(items)), {}, {}};
+    }
+    case Expr::Kind::Call:
+      return call(e);
+  }
+  return {};
+}
+
+Value Evaluator::call(const Expr& e) {
+  std::vector<IValue> positional;
+  for (const Expr& x : e.items) positional.push_back(evaluate(x).value);
+  std::vector<std::pair<std::string, IValue>> keywords;
+  for (size_t i = 0; i < e.kwarg_names.size(); ++i) {
+    keywords.emplace_back(e.kwarg_names[i], evaluate(e.kwarg_values[i]).value);
+  }
+  if (e.name == "tensor" || e.name == "torch.tensor") {
+    return tensor_literal(e, std::move(positional), std::move(keywords));
+  }
+  BoundCall bound = bind_call(e.name, {std::move(positional), std::move(keywords)}, defaults_);
+  bound.op.call_boxed(&bound.stack);
+  Value out;
+  if (bound.stack.size() == 1) {
+    out.value = std::move(bound.stack[0]);
+  } else if (!bound.stack.empty()) {
+    out.value = IValue::make_tuple(std::move(bound.stack));
+    // Named returns print as torch.return_types.<name>, as PyTorch's struct sequences.
+    const FunctionSchema& s = bound.op.schema();
+    bool named = s.returns().size() == out.value.to_tuple().size();
+    for (const Argument& r : s.returns()) named = named && !r.name().empty();
+    if (named) {
+      const std::string& full = s.name();
+      out.struct_name = full.substr(full.find("::") == std::string::npos ? 0 : full.find("::") + 2);
+      for (const Argument& r : s.returns()) out.field_names.push_back(r.name());
+    }
+  }
+  return out;
+}
+
+Value Evaluator::tensor_literal(const Expr& e, std::vector<IValue> positional,
+                                std::vector<std::pair<std::string, IValue>> keywords) {
+  OPD_CHECK_T(TypeError, positional.size() == 1,
+              "tensor() takes 1 positional argument (data) but {} were given", positional.size());
+  std::optional<ScalarType> dtype = defaults_.dtype;
+  std::optional<Device> device = defaults_.device;
+  static const auto dtype_type = Type::optional_of(Type::get(TypeKind::ScalarType));
+  static const auto device_type = Type::optional_of(Type::get(TypeKind::Device));
+  for (const auto& [name, value] : keywords) {
+    if (name == "dtype") {
+      auto v = convert_argument(value, *dtype_type, std::nullopt);
+      OPD_CHECK_T(TypeError, v.has_value(),
+                  "tensor(): argument 'dtype' must be torch.dtype, not {}",
+                  python_type_name(value));
+      if (!v->is_none()) dtype = v->to_scalar_type();
+    } else if (name == "device") {
+      auto v = convert_argument(value, *device_type, std::nullopt);
+      OPD_CHECK_T(TypeError, v.has_value(),
+                  "tensor(): argument 'device' must be torch.device, not {}",
+                  python_type_name(value));
+      if (!v->is_none()) device = v->to_device();
+    } else {
+      throw TypeError(fmt::format("tensor() got an unexpected keyword argument '{}'", name));
+    }
+  }
+  return {IValue(make_tensor_literal(positional[0], dtype, device)), {}, {}};
+}
+
+}  // namespace opd::cli::eval

@@ -1,0 +1,40 @@
+#pragma once
+
+// Running an `opd eval` program: statements in order, variables, literals, tensor literals and
+// operator calls (bound by eval_binding, called boxed through the dispatcher).
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "eval_binding.h"
+#include "eval_parser.h"
+#include "eval_print.h"
+
+namespace opd::cli::eval {
+
+// Names that evaluate to constants when no variable has them: dtype names (float64, long,
+// torch.float64...), layouts (strided), memory formats (contiguous_format), inf and nan.
+std::optional<IValue> constant_named(std::string_view name);
+
+class Evaluator {
+ public:
+  explicit Evaluator(FactoryDefaults defaults = {}) : defaults_(std::move(defaults)) {}
+
+  // Runs every statement; returns the value of the last one (for an assignment, the value
+  // assigned). Variables persist across calls. Throws opd::Error (and its subclasses) for
+  // syntax errors, unknown names and operators, arguments no overload accepts, and whatever
+  // the operators throw; the message says which.
+  Value run(std::string_view program);
+  Value evaluate(const Expr& e);
+
+ private:
+  Value call(const Expr& e);
+  Value tensor_literal(const Expr& e, std::vector<IValue> positional,
+                       std::vector<std::pair<std::string, IValue>> keywords);
+
+  FactoryDefaults defaults_;
+  std::map<std::string, Value, std::less<>> variables_;
+};
+
+}  // namespace opd::cli::eval
