@@ -1,7 +1,8 @@
 #include "cpu/allocator.h"
 
-#include <cstdlib>
+#include <cstdint>
 
+#include "cpu/block_cache.h"
 #include "common/factory_shape.h"
 #include "opd/error.h"
 #include "opd/plugin.h"
@@ -9,17 +10,23 @@
 namespace opd::cpu {
 
 namespace {
-void free_aligned(void* data, void*) { std::free(data); }
+// The block's capacity travels in the deleter's context.
+void free_block(void* data, void* capacity) {
+  release_block(data, reinterpret_cast<uintptr_t>(capacity));
+}
 }  // namespace
 
 Storage allocate_storage(size_t nbytes) {
   const Device cpu(DeviceType::CPU);
   if (nbytes == 0)
     return Storage::create(nullptr, 0, cpu, nullptr, nullptr, this_plugin_reference());
-  void* data = nullptr;
-  OPD_CHECK(::posix_memalign(&data, kAlignment, nbytes) == 0,
-            "cpu allocator: not enough memory: you tried to allocate {} bytes.", nbytes);
-  return Storage::create(data, nbytes, cpu, &free_aligned, nullptr, this_plugin_reference());
+  size_t capacity = 0;
+  void* data = acquire_block(nbytes, kAlignment, &capacity);
+  OPD_CHECK(data != nullptr, "cpu allocator: not enough memory: you tried to allocate {} bytes.",
+            nbytes);
+  return Storage::create(data, nbytes, cpu, &free_block,
+                         reinterpret_cast<void*>(static_cast<uintptr_t>(capacity)),
+                         this_plugin_reference());
 }
 
 Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, ScalarType dtype) {

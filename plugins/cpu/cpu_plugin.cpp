@@ -2,12 +2,16 @@
 // CPU in manifests/native_functions.yaml. Its thread pool is stopped when the plugin shuts down
 // (Note [CPU pool and unloading]).
 
+#include "cpu/block_cache.h"
 #include "cpu/parallel.h"
 #include "opd/native/CPU.h"
 #include "opd/plugin.h"
 
 namespace {
-void stop_pool() noexcept { opd::cpu::shutdown_pool(); }
+void stop_pool() noexcept {
+  opd::cpu::shutdown_pool();
+  opd::cpu::empty_block_cache();
+}
 }  // namespace
 
 OPD_PLUGIN(cpu, "0.1.0") {
