@@ -78,24 +78,29 @@ TensorIterator TensorIteratorConfig::build() const {
 
   // The output takes part in broadcasting only when it cannot be resized; an in-place output
   // does as an input.
-  std::vector<IntArrayRef> shapes;
+  SmallVector<IntArrayRef, 4> shapes;
   if (out.defined() && !resize_outputs_) shapes.push_back(out.sizes());
   for (const Tensor& in : inputs_) shapes.push_back(in.sizes());
-  it.shape_ = infer_size(shapes);
+  if (shapes.size() == 1) {
+    it.shape_.assign(shapes[0].begin(), shapes[0].end());
+  } else {
+    std::vector<int64_t> broadcast = infer_size(std::span<const IntArrayRef>(shapes.data(), shapes.size()));
+    it.shape_.assign(broadcast.begin(), broadcast.end());
+  }
   bool will_resize = false;
-  if (out.defined() && !out.sizes().equals(it.shape_)) {
+  if (out.defined() && !out.sizes().equals(it.shape())) {
     OPD_CHECK(resize_outputs_ && !read_write,
               "output with shape {} doesn't match the broadcast shape {}", shape_str(out.sizes()),
-              shape_str(it.shape_));
+              shape_str(it.shape()));
     will_resize = true;
   }
 
-  std::vector<Tensor> operands;
-  operands.reserve(inputs_.size() + 1);
+  SmallVector<Tensor, 4> operands;
   operands.push_back(out);
   operands.insert(operands.end(), inputs_.begin(), inputs_.end());
   if (check_all_same_device_) {
-    it.device_ = check_same_device("", operands, /*num_outputs=*/1);
+    it.device_ = check_same_device("", std::span<const Tensor>(operands.data(), operands.size()),
+                                   /*num_outputs=*/1);
   } else {
     it.device_ = out.defined() ? out.device() : inputs_[0].device();
   }
@@ -106,7 +111,7 @@ TensorIterator TensorIteratorConfig::build() const {
   if (compute_dtype_) {
     common = *compute_dtype_;
   } else if (promote_inputs_) {
-    common = result_type(inputs_);
+    common = result_type(std::span<const Tensor>(inputs_.data(), inputs_.size()));
   } else {
     common = inputs_.empty() ? out.scalar_type() : inputs_[0].scalar_type();
   }
@@ -137,12 +142,12 @@ TensorIterator TensorIteratorConfig::build() const {
   it.numel_ = numel;
   const bool computes = !it.device_.is_meta() && numel > 0;
   if (!out.defined()) {
-    it.output_ = empty_output(it.shape_, written, it.device_);
+    it.output_ = empty_output(it.shape(), written, it.device_);
   } else {
     it.output_ = out;
-    if (will_resize) resize_output(name_, out, it.shape_);
+    if (will_resize) resize_output(name_, out, it.shape());
   }
-  it.operands_.push_back(needs_temporary && computes ? empty_output(it.shape_, written, it.device_)
+  it.operands_.push_back(needs_temporary && computes ? empty_output(it.shape(), written, it.device_)
                                                      : it.output_);
   for (const Tensor& in : inputs_) {
     it.operands_.push_back(convert_inputs && computes ? converted(in, common) : in);
@@ -159,7 +164,7 @@ void TensorIterator::compute_loop_geometry() {
 
   // Byte strides by the broadcast shape's dims: operands align at the last dim, and a dim an
   // operand is broadcast along (missing, or of size 1) gets stride 0.
-  std::vector<int64_t> strides(static_cast<size_t>(nd) * nt, 0);
+  SmallVector<int64_t, 24> strides(static_cast<size_t>(nd) * nt, 0);
   for (int k = 0; k < nt; ++k) {
     const Tensor& t = operands_[k];
     const int64_t item = static_cast<int64_t>(t.element_size());
@@ -172,7 +177,7 @@ void TensorIterator::compute_loop_geometry() {
   // Fastest dims first: the original order reversed, then a stable insertion sort by the first
   // operand (output first) that tells two dims apart. An operand broadcast along either dim
   // cannot; equal strides put the smaller dim first.
-  std::vector<int> perm(nd);
+  SmallVector<int, 6> perm(nd);
   for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
   const auto goes_after = [&](int a, int b) {
     for (int k = 0; k < nt; ++k) {

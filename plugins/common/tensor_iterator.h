@@ -21,6 +21,8 @@
 // the address of operand k's first element of the run (k = 0: the output) and strides[k] its
 // stride in bytes (0 for a broadcast operand).
 
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -48,6 +50,11 @@ using RangeSplitter = void (*)(int64_t begin, int64_t end, int64_t grain_size,
 
 // How to build a TensorIterator; PyTorch's TensorIteratorConfig. `name` starts error messages
 // that PyTorch words with the operator's name (the out= resize rule).
+// Inline storage for the iterator's per-operand and per-dimension arrays: an ordinary call
+// (a few operands, a few dimensions) builds its iterator without touching the heap.
+template <class T, size_t N>
+using SmallVector = boost::container::small_vector<T, N>;
+
 class TensorIteratorConfig {
  public:
   explicit TensorIteratorConfig(std::string_view name) : name_(name) {}
@@ -96,7 +103,7 @@ class TensorIteratorConfig {
   friend class TensorIterator;
   std::string name_;
   Tensor output_;
-  std::vector<Tensor> inputs_;
+  SmallVector<Tensor, 4> inputs_;
   std::optional<ScalarType> compute_dtype_;
   std::optional<ScalarType> output_dtype_;
   bool promote_inputs_ = false;
@@ -134,7 +141,7 @@ class TensorIterator {
 
   const std::string& name() const { return name_; }
   // The broadcast shape, in the tensors' dimension order.
-  IntArrayRef shape() const { return shape_; }
+  IntArrayRef shape() const { return IntArrayRef(shape_.data(), shape_.size()); }
   int64_t numel() const { return numel_; }
   int ntensors() const { return static_cast<int>(operands_.size()); }
   int ninputs() const { return ntensors() - 1; }
@@ -151,7 +158,7 @@ class TensorIterator {
   Device device() const { return device_; }
 
   // The merged loop dimensions, fastest first, and operand k's byte stride along each.
-  IntArrayRef loop_shape() const { return loop_shape_; }
+  IntArrayRef loop_shape() const { return IntArrayRef(loop_shape_.data(), loop_shape_.size()); }
   int64_t loop_stride(int k, int dim) const { return strides_[dim * ntensors() + k]; }
   // Whether every operand walks memory densely in the same order (one merged dimension).
   bool is_contiguous() const;
@@ -173,15 +180,15 @@ class TensorIterator {
   void compute_loop_geometry();
 
   std::string name_;
-  std::vector<int64_t> shape_;
+  SmallVector<int64_t, 6> shape_;
   int64_t numel_ = 1;
-  std::vector<Tensor> operands_;  // [0]: what the loop writes; then the inputs
+  SmallVector<Tensor, 4> operands_;  // [0]: what the loop writes; then the inputs
   Tensor output_;                 // what the operator returns; operands_[0] unless casting
   ScalarType common_dtype_ = ScalarType::Undefined;
   Device device_{DeviceType::CPU};
-  std::vector<char*> data_;          // operand k's first element; null on Meta
-  std::vector<int64_t> loop_shape_;  // merged dims, fastest first
-  std::vector<int64_t> strides_;     // [dim * ntensors() + k], bytes
+  SmallVector<char*, 4> data_;          // operand k's first element; null on Meta
+  SmallVector<int64_t, 6> loop_shape_;  // merged dims, fastest first
+  SmallVector<int64_t, 24> strides_;     // [dim * ntensors() + k], bytes
 };
 
 template <class Loop>
