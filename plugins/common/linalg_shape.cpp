@@ -9,43 +9,6 @@
 
 namespace opd::common {
 
-namespace {
-
-// The C++ element type's name as PyTorch's caffe2::TypeMeta prints it ("float", "double",
-// "long int"): the form its "expected mat1 and mat2 to have the same dtype" message uses.
-const char* type_meta_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool:
-      return "bool";
-    case ScalarType::UInt8:
-      return "unsigned char";
-    case ScalarType::Int8:
-      return "signed char";
-    case ScalarType::Int16:
-      return "short int";
-    case ScalarType::Int32:
-      return "int";
-    case ScalarType::Int64:
-      return "long int";
-    case ScalarType::Float16:
-      return "c10::Half";
-    case ScalarType::BFloat16:
-      return "c10::BFloat16";
-    case ScalarType::Float32:
-      return "float";
-    case ScalarType::Float64:
-      return "double";
-    case ScalarType::ComplexFloat:
-      return "c10::complex<float>";
-    case ScalarType::ComplexDouble:
-      return "c10::complex<double>";
-    default:
-      return "undefined";
-  }
-}
-
-}  // namespace
-
 void check_matmul_dtype(const char* op, ScalarType t) {
   OPD_CHECK_T(TypeError, t != kBool && t != ScalarType::Undefined,
               "\"{}\" not implemented for '{}'", op, t);
@@ -59,9 +22,8 @@ std::vector<int64_t> mm_sizes(const Tensor& self, const Tensor& mat2) {
   OPD_CHECK(self.size(1) == mat2.size(0),
             "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", self.size(0),
             self.size(1), mat2.size(0), mat2.size(1));
-  OPD_CHECK(self.scalar_type() == mat2.scalar_type(),
-            "expected mat1 and mat2 to have the same dtype, but got: {} != {}",
-            type_meta_name(self.scalar_type()), type_meta_name(mat2.scalar_type()));
+  OPD_CHECK(self.scalar_type() == mat2.scalar_type(), "expected scalar type {} but found {}",
+            self.scalar_type(), mat2.scalar_type());
   check_matmul_dtype("mm", self.scalar_type());
   return {self.size(0), mat2.size(1)};
 }
@@ -91,12 +53,8 @@ std::vector<int64_t> addmm_self_strides(const Tensor& self, IntArrayRef sizes) {
 std::vector<int64_t> addmm_sizes(const Tensor& self, const Tensor& mat1, const Tensor& mat2) {
   const std::array<Tensor, 3> args{self, mat1, mat2};
   check_same_device("addmm", args);
-  OPD_CHECK(self.scalar_type() == mat2.scalar_type(),
-            "self and mat2 must have the same dtype, but got {} and {}", self.scalar_type(),
-            mat2.scalar_type());
-  OPD_CHECK(mat1.scalar_type() == mat2.scalar_type(),
-            "mat1 and mat2 must have the same dtype, but got {} and {}", mat1.scalar_type(),
-            mat2.scalar_type());
+  OPD_CHECK(self.scalar_type() == mat2.scalar_type(), "self and mat2 must have the same dtype");
+  OPD_CHECK(mat1.scalar_type() == mat2.scalar_type(), "mat1 and mat2 must have the same dtype");
   OPD_CHECK(mat1.dim() == 2, "mat1 must be a matrix, got {}-D tensor", mat1.dim());
   OPD_CHECK(mat2.dim() == 2, "mat2 must be a matrix, got {}-D tensor", mat2.dim());
   OPD_CHECK(mat1.size(1) == mat2.size(0),

@@ -10,6 +10,7 @@
 
 #include "common/nn_shape.h"
 #include "common/output.h"
+#include "common/type_promotion.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
 #include "opd/ops.h"
@@ -132,7 +133,9 @@ Tensor cross_entropy_label_smoothing(const Tensor& self, const Tensor& target,
 
 Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                 int64_t reduction, int64_t ignore_index) {
-  return std::get<0>(nll_loss_nd(self, target, weight, reduction, ignore_index));
+  // aten::nll_loss takes 1-D and 2-D inputs only, as PyTorch's (F.nll_loss, like
+  // cross_entropy_loss here, reshapes larger ones first).
+  return std::get<0>(opd::nll_loss_forward(self, target, weight, reduction, ignore_index));
 }
 
 Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
@@ -158,6 +161,9 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
 
 Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   const Reduction r = common::to_reduction("mse_loss", reduction);
+  const ScalarType dtype = common::result_type(self, target);
+  OPD_CHECK_T(TypeError, is_floating_point(dtype), "\"mse_cpu\" not implemented for '{}'",
+              to_string(dtype));
   const Tensor diff = opd::sub(self, target);
   const Tensor loss = opd::mul(diff, diff);
   if (r == Reduction::Mean) return opd::mean(loss);

@@ -163,6 +163,8 @@ void softmax_backward(const Tensor& grad, const Tensor& output, const Tensor& ou
 
 template <bool kLog>
 Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, bool half_to_float) {
+  // PyTorch's CPU kernels refuse it outright (its CUDA kernels implement it); Meta cannot know.
+  OPD_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");
   ScalarType dtype;
   const int64_t d = common::softmax_meta(op, self, dim, half_to_float, &dtype);
   Tensor out = cpu::empty_cpu(self.sizes(), dtype);
