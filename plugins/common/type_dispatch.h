@@ -131,6 +131,45 @@ constexpr ScalarType scalar_type_of() {
 
 namespace opd::common {
 
+// Calls f(T{}) with the C++ type of `dtype` (Half and BFloat16 as common::Half / BFloat16),
+// complex types only when kComplex; otherwise throws TypeError "\"op\" not implemented for
+// 'ComplexFloat'" (throw_not_implemented_for). For kernels that need the type as a template
+// argument of a generic lambda rather than a macro body.
+template <bool kComplex = true, class F>
+void visit_dtype(ScalarType dtype, std::string_view op, F&& f) {
+  switch (dtype) {
+    case ScalarType::Float16:
+      return f(Half{});
+    case ScalarType::BFloat16:
+      return f(BFloat16{});
+    case ScalarType::Bool:
+      return f(bool{});
+    case ScalarType::UInt8:
+      return f(uint8_t{});
+    case ScalarType::Int8:
+      return f(int8_t{});
+    case ScalarType::Int16:
+      return f(int16_t{});
+    case ScalarType::Int32:
+      return f(int32_t{});
+    case ScalarType::Int64:
+      return f(int64_t{});
+    case ScalarType::Float32:
+      return f(float{});
+    case ScalarType::Float64:
+      return f(double{});
+    case ScalarType::ComplexFloat:
+      if constexpr (kComplex) return f(std::complex<float>{});
+      break;
+    case ScalarType::ComplexDouble:
+      if constexpr (kComplex) return f(std::complex<double>{});
+      break;
+    default:
+      break;
+  }
+  throw_not_implemented_for(op, dtype);
+}
+
 template <class T>
 T scalar_to(const Scalar& value) {
   if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {

@@ -22,39 +22,6 @@ namespace {
 // Bytes copied per parallel chunk.
 constexpr int64_t kGrainBytes = 1 << 18;
 
-template <class F>
-void visit(ScalarType dtype, F&& f) {
-  switch (dtype) {
-    case ScalarType::Float16:
-      return f(common::Half{});
-    case ScalarType::BFloat16:
-      return f(common::BFloat16{});
-    case ScalarType::Bool:
-      return f(bool{});
-    case ScalarType::UInt8:
-      return f(uint8_t{});
-    case ScalarType::Int8:
-      return f(int8_t{});
-    case ScalarType::Int16:
-      return f(int16_t{});
-    case ScalarType::Int32:
-      return f(int32_t{});
-    case ScalarType::Int64:
-      return f(int64_t{});
-    case ScalarType::Float32:
-      return f(float{});
-    case ScalarType::Float64:
-      return f(double{});
-    case ScalarType::ComplexFloat:
-      return f(std::complex<float>{});
-    case ScalarType::ComplexDouble:
-      return f(std::complex<double>{});
-    default:
-      break;
-  }
-  common::throw_not_implemented_for("cat", dtype);
-}
-
 // Same-dtype copies move elements as opaque words of their size, so every dtype (Half and
 // BFloat16 included) is copied.
 template <class F>
@@ -166,7 +133,9 @@ Tensor cat(TensorList tensors, int64_t dim) {
     if (t.scalar_type() == m.dtype) {
       visit_word(elem, [&](auto w) { copy(w, w); });
     } else {
-      visit(m.dtype, [&](auto to) { visit(t.scalar_type(), [&](auto from) { copy(to, from); }); });
+      common::visit_dtype(m.dtype, "cat", [&](auto to) {
+        common::visit_dtype(t.scalar_type(), "cat", [&](auto from) { copy(to, from); });
+      });
     }
   }
   return out;

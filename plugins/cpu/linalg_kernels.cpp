@@ -24,37 +24,6 @@ namespace {
 // Multiply-adds per parallel chunk of the integer loops.
 constexpr int64_t kGrain = 32768;
 
-template <class F>
-void visit(ScalarType dtype, const char* op, F&& f) {
-  switch (dtype) {
-    case ScalarType::Float16:
-      return f(common::Half{});
-    case ScalarType::BFloat16:
-      return f(common::BFloat16{});
-    case ScalarType::UInt8:
-      return f(uint8_t{});
-    case ScalarType::Int8:
-      return f(int8_t{});
-    case ScalarType::Int16:
-      return f(int16_t{});
-    case ScalarType::Int32:
-      return f(int32_t{});
-    case ScalarType::Int64:
-      return f(int64_t{});
-    case ScalarType::Float32:
-      return f(float{});
-    case ScalarType::Float64:
-      return f(double{});
-    case ScalarType::ComplexFloat:
-      return f(std::complex<float>{});
-    case ScalarType::ComplexDouble:
-      return f(std::complex<double>{});
-    default:
-      break;
-  }
-  common::throw_not_implemented_for(op, dtype);
-}
-
 template <class T>
 inline constexpr bool kBlas =
     std::is_floating_point_v<T> || std::is_same_v<T, std::complex<float>> ||
@@ -204,7 +173,7 @@ void product(const char* op, int64_t batch, int64_t n, int64_t m, int64_t k, con
 Tensor mm(const Tensor& self, const Tensor& mat2) {
   const std::vector<int64_t> sizes = common::mm_sizes(self, mat2);
   Tensor out = cpu::empty_cpu(sizes, self.scalar_type());
-  visit(self.scalar_type(), "mm", [&](auto t) {
+  common::visit_dtype(self.scalar_type(), "mm", [&](auto t) {
     product<decltype(t)>("mm", 1, sizes[0], sizes[1], self.size(1), 1, 0, self, mat2, nullptr, {},
                          out);
   });
@@ -214,7 +183,7 @@ Tensor mm(const Tensor& self, const Tensor& mat2) {
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
   const std::vector<int64_t> sizes = common::bmm_sizes(self, mat2);
   Tensor out = cpu::empty_cpu(sizes, self.scalar_type());
-  visit(self.scalar_type(), "bmm", [&](auto t) {
+  common::visit_dtype(self.scalar_type(), "bmm", [&](auto t) {
     product<decltype(t)>("bmm", sizes[0], sizes[1], sizes[2], self.size(2), 1, 0, self, mat2,
                          nullptr, {}, out);
   });
@@ -226,7 +195,7 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
   const std::vector<int64_t> sizes = common::addmm_sizes(self, mat1, mat2);
   const std::vector<int64_t> self_strides = common::addmm_self_strides(self, sizes);
   Tensor out = cpu::empty_cpu(sizes, mat1.scalar_type());
-  visit(mat1.scalar_type(), "addmm", [&](auto t) {
+  common::visit_dtype(mat1.scalar_type(), "addmm", [&](auto t) {
     product<decltype(t)>("addmm", 1, sizes[0], sizes[1], mat1.size(1), alpha, beta, mat1, mat2,
                          &self, self_strides, out);
   });

@@ -33,43 +33,6 @@ constexpr int64_t kGrain = 32768;
 // Outputs accumulated side by side when the innermost kept dim is the contiguous one.
 constexpr int64_t kTile = 16;
 
-// Calls f(T{}) with the C++ type of `dtype`: every type, complex ones only when kComplex
-// (else TypeError "\"amax\" not implemented for 'ComplexFloat'").
-template <bool kComplex, class F>
-void visit(ScalarType dtype, const char* op, F&& f) {
-  switch (dtype) {
-    case ScalarType::Float16:
-      return f(common::Half{});
-    case ScalarType::BFloat16:
-      return f(common::BFloat16{});
-    case ScalarType::Bool:
-      return f(bool{});
-    case ScalarType::UInt8:
-      return f(uint8_t{});
-    case ScalarType::Int8:
-      return f(int8_t{});
-    case ScalarType::Int16:
-      return f(int16_t{});
-    case ScalarType::Int32:
-      return f(int32_t{});
-    case ScalarType::Int64:
-      return f(int64_t{});
-    case ScalarType::Float32:
-      return f(float{});
-    case ScalarType::Float64:
-      return f(double{});
-    case ScalarType::ComplexFloat:
-      if constexpr (kComplex) return f(std::complex<float>{});
-      break;
-    case ScalarType::ComplexDouble:
-      if constexpr (kComplex) return f(std::complex<double>{});
-      break;
-    default:
-      break;
-  }
-  common::throw_not_implemented_for(op, dtype);
-}
-
 // Floating point, the 16-bit types included.
 template <class T>
 inline constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, common::Half> ||
@@ -275,9 +238,9 @@ Tensor converted(const Tensor& self, ScalarType dtype, const char* op) {
   const ReductionPlan plan = common::make_reduction_plan(
       self.sizes(), self.strides(), common::make_dim_mask(std::nullopt, self.dim()));
   if (plan.num_outputs == 0) return out;
-  visit<true>(self.scalar_type(), op, [&](auto from) {
+  common::visit_dtype<true>(self.scalar_type(), op, [&](auto from) {
     using From = decltype(from);
-    visit<true>(dtype, op, [&](auto to) {
+    common::visit_dtype<true>(dtype, op, [&](auto to) {
       using To = decltype(to);
       const From* in = static_cast<const From*>(self.data_ptr());
       To* o = static_cast<To*>(out.data_ptr());
@@ -299,9 +262,9 @@ Tensor sum_impl(const char* op, const Tensor& self, const ReductionMeta& m,
   int64_t count = 1;
   for (int64_t d = 0; d < self.dim(); ++d)
     if (m.mask.test(d)) count *= self.size(d);
-  visit<true>(in.scalar_type(), op, [&](auto t) {
+  common::visit_dtype<true>(in.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
-    visit<true>(m.dtype, op, [&](auto o) {
+    common::visit_dtype<true>(m.dtype, op, [&](auto o) {
       using Out = decltype(o);
       // Only T == Out, or an integer T widening to Out = int64_t, reach here.
       if constexpr (std::is_same_v<T, Out> ||
@@ -319,7 +282,7 @@ Tensor sum_impl(const char* op, const Tensor& self, const ReductionMeta& m,
 Tensor minmax_impl(const char* op, bool is_max, const Tensor& self, IntArrayRef dim, bool keepdim) {
   const ReductionMeta m = common::amax_meta(op, self, dim, keepdim);
   Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
-  visit<false>(self.scalar_type(), op, [&](auto t) {
+  common::visit_dtype<false>(self.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
     T* o = static_cast<T*>(out.data_ptr());
     if (is_max)
@@ -365,7 +328,7 @@ Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) {
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   const ReductionMeta m = common::argmax_meta(self, dim, keepdim);
   Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
-  visit<false>(self.scalar_type(), "argmax", [&](auto t) {
+  common::visit_dtype<false>(self.scalar_type(), "argmax", [&](auto t) {
     using T = decltype(t);
     run_reduction<T>(self, m.mask, ArgMaxReducer<T>{nullptr, out.data_ptr<int64_t>()});
   });
@@ -376,7 +339,7 @@ std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim
   const ReductionMeta m = common::max_dim_meta(self, dim, keepdim);
   Tensor values = cpu::empty_cpu(m.sizes, m.dtype);
   Tensor indices = cpu::empty_cpu(m.sizes, kLong);
-  visit<false>(self.scalar_type(), "max", [&](auto t) {
+  common::visit_dtype<false>(self.scalar_type(), "max", [&](auto t) {
     using T = decltype(t);
     run_reduction<T>(
         self, m.mask,
