@@ -46,6 +46,23 @@ void check_dtype_in(std::string_view name, ScalarType dtype, TypeSet set);
 // `value` as the element type T with Scalar::to's overflow checks (ValueError "value cannot be
 // converted to type uint8_t without overflow"); the 16-bit floats go through float, Half
 // refusing finite values beyond its range.
+// visit_dtype for the floating types only (Float32, Float64, Half, BFloat16).
+template <class F>
+void visit_floating_dtype(ScalarType dtype, std::string_view op, F&& f) {
+  switch (dtype) {
+    case ScalarType::Float32:
+      return f(float{});
+    case ScalarType::Float64:
+      return f(double{});
+    case ScalarType::Float16:
+      return f(Half{});
+    case ScalarType::BFloat16:
+      return f(BFloat16{});
+    default:
+      throw_not_implemented_for(op, dtype);
+  }
+}
+
 template <class T>
 T scalar_to(const Scalar& value);
 // Throws what scalar_to would for the element type of `dtype` (any dtype but Undefined).

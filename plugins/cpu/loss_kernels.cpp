@@ -22,22 +22,6 @@ using common::Reduction;
 
 constexpr int64_t kGrain = 4096;
 
-template <class F>
-void visit_floating(ScalarType dtype, const char* op, F&& f) {
-  switch (dtype) {
-    case ScalarType::Float32:
-      return f(float{});
-    case ScalarType::Float64:
-      return f(double{});
-    case ScalarType::Float16:
-      return f(common::Half{});
-    case ScalarType::BFloat16:
-      return f(common::BFloat16{});
-    default:
-      common::throw_not_implemented_for(op, dtype);
-  }
-}
-
 // Target dtypes: Long, or Byte (PyTorch's legacy class labels).
 template <class F>
 void visit_target(ScalarType dtype, F&& f) {
@@ -88,7 +72,7 @@ std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& ta
   const NllLossMeta m = common::nll_loss_forward_meta(self, target, weight, reduction);
   Tensor output = cpu::empty_cpu(m.output_sizes, self.scalar_type());
   Tensor total_weight = cpu::empty_cpu({}, self.scalar_type());
-  visit_floating(self.scalar_type(), "nll_loss_forward", [&](auto tv) {
+  common::visit_floating_dtype(self.scalar_type(), "nll_loss_forward", [&](auto tv) {
     using T = decltype(tv);
     visit_target(target.scalar_type(), [&](auto iv) {
       using I = decltype(iv);
@@ -133,7 +117,7 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
   if (grad_input.numel() == 0) return grad_input;
   // All-zero bits are +0 in every floating type.
   std::memset(grad_input.data_ptr(), 0, grad_input.numel() * grad_input.element_size());
-  visit_floating(self.scalar_type(), "nll_loss_backward", [&](auto tv) {
+  common::visit_floating_dtype(self.scalar_type(), "nll_loss_backward", [&](auto tv) {
     using T = decltype(tv);
     visit_target(target.scalar_type(), [&](auto iv) {
       using I = decltype(iv);

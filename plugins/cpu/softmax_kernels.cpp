@@ -29,22 +29,6 @@ namespace {
 constexpr int64_t kGrain = 32768;
 constexpr int64_t kTile = 16;
 
-template <class F>
-void visit_floating(ScalarType dtype, const char* op, F&& f) {
-  switch (dtype) {
-    case ScalarType::Float32:
-      return f(float{});
-    case ScalarType::Float64:
-      return f(double{});
-    case ScalarType::Float16:
-      return f(common::Half{});
-    case ScalarType::BFloat16:
-      return f(common::BFloat16{});
-    default:
-      common::throw_not_implemented_for(op, dtype);
-  }
-}
-
 // The type T computes in.
 template <class T>
 using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -168,7 +152,7 @@ Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, bool half_t
   ScalarType dtype;
   const int64_t d = common::softmax_meta(op, self, dim, half_to_float, &dtype);
   Tensor out = cpu::empty_cpu(self.sizes(), dtype);
-  visit_floating(self.scalar_type(), op, [&](auto t) {
+  common::visit_floating_dtype(self.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
     if (half_to_float)
       softmax_forward<T, float, kLog>(self, out, d);
@@ -185,7 +169,7 @@ Tensor softmax_backward_impl(const char* op, const char* check_name, const Tenso
   const int64_t d =
       common::softmax_backward_meta(op, check_name, grad, output, dim, input_dtype, &dtype);
   Tensor out = cpu::empty_cpu(grad.sizes(), dtype);
-  visit_floating(grad.scalar_type(), op, [&](auto t) {
+  common::visit_floating_dtype(grad.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
     if (dtype != grad.scalar_type())
       softmax_backward<T, common::Half, kLog>(grad, output, out, d);

@@ -13,22 +13,7 @@
 namespace opd::test {
 namespace {
 
-// The message of the error `fn` throws, which must be exactly an `E` (opd::Error stands for
-// PyTorch's RuntimeError).
-template <class E, class F>
-std::string error_of_type(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (typeid(e) != typeid(E)) {
-      ADD_FAILURE() << "expected " << typeid(E).name() << ", got " << typeid(e).name() << ": "
-                    << e.msg();
-    }
-    return e.msg();
-  }
-  ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
-  return "";
-}
+using test::error_of_type;
 
 // A row-major m x n matrix of values.
 struct Mat {

@@ -20,22 +20,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kNone = 0, kMean = 1, kSum = 2;  // at::Reduction
 
-// The message of the error `fn` throws, which must be exactly an `E` (opd::Error stands for
-// PyTorch's RuntimeError).
-template <class E, class F>
-std::string error_of_type(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (typeid(e) != typeid(E)) {
-      ADD_FAILURE() << "expected " << typeid(E).name() << ", got " << typeid(e).name() << ": "
-                    << e.msg();
-    }
-    return e.msg();
-  }
-  ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
-  return "";
-}
+using test::error_of_type;
 
 // log(softmax(row)), in Double, by its definition shifted by the maximum.
 std::vector<double> log_softmax_of(const std::vector<double>& row) {

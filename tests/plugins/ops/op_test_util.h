@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <typeinfo>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,23 @@ std::string error_of(F&& fn) {
     return e.msg();
   }
   ADD_FAILURE() << "expected an opd::Error";
+  return "";
+}
+
+// The message of the error `fn` throws, which must be exactly an `E` (opd::Error stands for
+// PyTorch's RuntimeError).
+template <class E, class F>
+std::string error_of_type(F&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    if (typeid(e) != typeid(E)) {
+      ADD_FAILURE() << "expected " << typeid(E).name() << ", got " << typeid(e).name() << ": "
+                    << e.msg();
+    }
+    return e.msg();
+  }
+  ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
   return "";
 }
 

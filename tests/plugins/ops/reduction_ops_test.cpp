@@ -13,22 +13,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The message of the error `fn` throws, which must be exactly an `E` (opd::Error stands for
-// PyTorch's RuntimeError, so a subclass there is a failure too).
-template <class E, class F>
-std::string error_of_type(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (typeid(e) != typeid(E)) {
-      ADD_FAILURE() << "expected " << typeid(E).name() << ", got " << typeid(e).name() << ": "
-                    << e.msg();
-    }
-    return e.msg();
-  }
-  ADD_FAILURE() << "expected " << typeid(E).name() << ", nothing was thrown";
-  return "";
-}
+using test::error_of_type;
 
 class ReductionOps : public ::testing::TestWithParam<Device> {
  protected:
