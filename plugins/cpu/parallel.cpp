@@ -165,12 +165,11 @@ class Pool {
   bool enabled_ = true;                     // guarded by mutex_
 };
 
-// Never destroyed, so that a call during static destruction still finds a valid (shut down)
-// pool; the guard below joins the workers when the library is closed or the process exits.
-Pool& pool() {
-  static Pool* p = new Pool();
-  return *p;
-}
+// A plain static object, not a leaked heap one: when the plugin is unloaded its memory goes with
+// the library (a leaked pool would be lost for good at each unload). It is destroyed after the
+// guard below, which is defined after it, has joined the workers.
+Pool the_pool;
+Pool& pool() { return the_pool; }
 
 // Joins the workers at dlclose or exit if the plugin's shutdown hook did not (a plugin used
 // without the plugin manager). See Note [CPU pool and unloading].
