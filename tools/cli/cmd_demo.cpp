@@ -82,7 +82,8 @@ void run_demo(const DemoOptions& o) {
   mlp.hidden = o.hidden;
   mlp.seed = o.seed;
   bool have_cuda = false;
-  for (const auto& s : plugins().list()) have_cuda |= s.name == "cuda" && s.state == PluginState::Loaded;
+  for (const auto& s : plugins().list())
+    have_cuda |= s.name == "cuda" && s.state == PluginState::Loaded;
   mlp.device = Device(o.device.empty() ? (have_cuda ? "cuda" : "cpu") : o.device);
   std::cout << "device " << mlp.device.str() << ", hidden " << mlp.hidden << ", " << mlp.steps
             << " steps, seed " << mlp.seed << "\n";
@@ -90,8 +91,7 @@ void run_demo(const DemoOptions& o) {
   std::cout << "final training accuracy: " << r.accuracy * 100 << "%\n";
 
   section("--trace of an add that requires grad: the Autograd wrapper, then the CPU kernel");
-  eval_traced(evaluator,
-              "w = requires_grad_(ones([3])); add(w, tensor([1., 2., 3.]))");
+  eval_traced(evaluator, "w = requires_grad_(ones([3])); add(w, tensor([1., 2., 3.]))");
 }
 
 }  // namespace

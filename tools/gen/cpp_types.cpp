@@ -10,8 +10,8 @@ namespace opd::gen {
 namespace {
 
 [[noreturn]] void unsupported(const FunctionSchema& s, const std::string& what) {
-  throw Error(fmt::format("{}: opd-gen has no C++ type for {}", s.operator_name().to_string(),
-                          what));
+  throw Error(
+      fmt::format("{}: opd-gen has no C++ type for {}", s.operator_name().to_string(), what));
 }
 
 // The C++ type of a plain (non-optional, non-list) schema type.
@@ -113,7 +113,8 @@ std::string cpp_default(const FunctionSchema& s, const Argument& a) {
       if (t.kind() == TypeKind::List) {
         // "int[2] stride=1" repeats the value N times.
         std::string out = "{";
-        for (int64_t i = 0; i < a.N().value_or(1); ++i) out += (i ? ", " : "") + fmt::to_string(d.as_int());
+        for (int64_t i = 0; i < a.N().value_or(1); ++i)
+          out += (i ? ", " : "") + fmt::to_string(d.as_int());
         return out + "}";
       }
       return fmt::to_string(d.as_int());
@@ -149,8 +150,8 @@ std::string cpp_default(const FunctionSchema& s, const Argument& a) {
 }
 
 std::string cpp_name(const std::string& name) {
-  static const std::set<std::string> kKeywords = {"default", "int", "float", "bool", "delete",
-                                                  "new", "operator", "template", "this"};
+  static const std::set<std::string> kKeywords = {
+      "default", "int", "float", "bool", "delete", "new", "operator", "template", "this"};
   return kKeywords.count(name) ? name + "_" : name;
 }
 

@@ -61,7 +61,7 @@ std::vector<DerivativeInfo> load_derivatives(const std::string& path,
   for (const auto& f : fs) by_name[f.schema.operator_name().to_string()] = &f;
 
   std::vector<DerivativeInfo> out;
-  std::map<std::string, int> seen;       // operator -> line
+  std::map<std::string, int> seen;      // operator -> line
   std::map<std::string, int> per_base;  // CamelCase base -> entries so far
   for (const auto& e : root) {
     if (!e.IsMap() || !e["name"]) fail(path, e.Mark(), "an entry must be a mapping with 'name'");
@@ -82,9 +82,10 @@ std::vector<DerivativeInfo> load_derivatives(const std::string& path,
     }
     if (it->second->schema.to_string() != schema.to_string()) {
       fail(path, name_node.Mark(),
-           fmt::format("the schema of {} differs from native_functions.yaml's:\n  here:   {}\n  there: "
-                       "{}",
-                       op, schema.to_string(), it->second->schema.to_string()));
+           fmt::format(
+               "the schema of {} differs from native_functions.yaml's:\n  here:   {}\n  there: "
+               "{}",
+               op, schema.to_string(), it->second->schema.to_string()));
     }
     if (auto [prev, fresh] = seen.emplace(op, name_node.Mark().line + 1); !fresh) {
       fail(path, name_node.Mark(),
@@ -120,7 +121,8 @@ std::vector<DerivativeInfo> load_derivatives(const std::string& path,
                          key, op));
       }
       if (!kv.second.IsScalar() || kv.second.Scalar().empty()) {
-        fail(path, kv.second.Mark(), fmt::format("the formula for '{}' must be a C++ expression", key));
+        fail(path, kv.second.Mark(),
+             fmt::format("the formula for '{}' must be a C++ expression", key));
       }
       if (!keys.insert(key).second) {
         fail(path, kv.first.Mark(), fmt::format("'{}' has two formulas", key));

@@ -17,8 +17,8 @@
 namespace opd::gen {
 namespace {
 
-constexpr const char* kProps[] = {"sizes", "sym_sizes", "strides", "storage_offset", "numel",
-                                  "dim",   "scalar_type", "device"};
+constexpr const char* kProps[] = {"sizes", "sym_sizes", "strides",     "storage_offset",
+                                  "numel", "dim",       "scalar_type", "device"};
 
 std::string prop_type(const std::string& prop) {
   if (prop == "sizes" || prop == "strides") return "std::vector<int64_t>";
@@ -33,8 +33,7 @@ bool is_optional_tensor(const Argument& a) {
          a.type()->contained()[0]->kind() == TypeKind::Tensor;
 }
 bool is_tensor_list(const Argument& a) {
-  return a.type()->kind() == TypeKind::List &&
-         a.type()->contained()[0]->kind() == TypeKind::Tensor;
+  return a.type()->kind() == TypeKind::List && a.type()->contained()[0]->kind() == TypeKind::Tensor;
 }
 bool is_tensor_like(const Argument& a) {
   return is_tensor(a) || is_optional_tensor(a) || is_tensor_list(a);
@@ -52,9 +51,10 @@ std::string owned_type(const std::string& cpp) {
 std::string view_local(const std::string& cpp, const std::string& name) {
   if (cpp == "IntArrayRef") return fmt::format("    IntArrayRef {} = {}_;\n", name, name);
   if (cpp == "OptionalIntArrayRef") {
-    return fmt::format("    OptionalIntArrayRef {0} = {0}_ ? OptionalIntArrayRef(*{0}_) "
-                       ": std::nullopt;\n",
-                       name);
+    return fmt::format(
+        "    OptionalIntArrayRef {0} = {0}_ ? OptionalIntArrayRef(*{0}_) "
+        ": std::nullopt;\n",
+        name);
   }
   if (cpp == "std::string_view") return fmt::format("    std::string_view {0} = {0}_;\n", name);
   return fmt::format("    const auto& {0} = {0}_;\n", name);
@@ -102,10 +102,10 @@ struct Formula {
   std::string input;
   std::string code;
   int line;
-  std::set<std::string> tensors;     // tensor arguments used whole
-  std::set<std::string> values;      // non-tensor arguments
-  std::set<std::string> props;       // "self_sizes", "tensors_args_sizes"
-  std::set<size_t> outputs;          // returns used
+  std::set<std::string> tensors;  // tensor arguments used whole
+  std::set<std::string> values;   // non-tensor arguments
+  std::set<std::string> props;    // "self_sizes", "tensors_args_sizes"
+  std::set<size_t> outputs;       // returns used
 };
 
 struct Analysis {
@@ -149,9 +149,10 @@ Analysis analyse(const DerivativeInfo& d, const std::string& path) {
       if (auto i = s.argument_index(v)) {
         const Argument& arg = s.arguments()[*i];
         if (is_tensor_list(arg)) {
-          throw Error(fmt::format("{}:{}: {}: a formula may use `to_args_sizes({})` but not the "
-                                  "tensor list itself",
-                                  path, f.line, s.operator_name().to_string(), v));
+          throw Error(
+              fmt::format("{}:{}: {}: a formula may use `to_args_sizes({})` but not the "
+                          "tensor list itself",
+                          path, f.line, s.operator_name().to_string(), v));
         }
         (is_tensor_like(arg) ? r.tensors : r.values).insert(v);
         continue;
@@ -227,14 +228,16 @@ void emit_node(const Analysis& a, std::string& header, std::string& source) {
       "manifests/derivatives.yaml", d.line, n, n, release, members);
 
   std::string body = fmt::format("variable_list {}::apply(variable_list&& grads) {{\n", n);
-  body += "  const Tensor& grad = grads[0];\n  (void)grad;\n"
-          "  const std::shared_ptr<Node> node_self = shared();\n  (void)node_self;\n"
-          "  size_t next_offset = 0;\n";
+  body +=
+      "  const Tensor& grad = grads[0];\n  (void)grad;\n"
+      "  const std::shared_ptr<Node> node_self = shared();\n  (void)node_self;\n"
+      "  size_t next_offset = 0;\n";
   for (const Argument* in : differentiable_inputs(d)) {
     if (is_tensor_list(*in)) {
-      body += fmt::format("  const IndexRange {0}_ix{{next_offset, next_offset + {0}_size_}};\n"
-                          "  next_offset += {0}_size_;\n",
-                          in->name());
+      body += fmt::format(
+          "  const IndexRange {0}_ix{{next_offset, next_offset + {0}_size_}};\n"
+          "  next_offset += {0}_size_;\n",
+          in->name());
     } else {
       body += fmt::format("  const size_t {}_ix = next_offset++;\n", in->name());
     }
@@ -244,14 +247,17 @@ void emit_node(const Analysis& a, std::string& header, std::string& source) {
     std::string locals;
     for (const std::string& t : f.tensors) {
       locals += is_optional_tensor(argument(s, t))
-                    ? fmt::format("    const std::optional<Tensor> {0} = {0}_.unpack_opt(node_self);\n", t)
+                    ? fmt::format(
+                          "    const std::optional<Tensor> {0} = {0}_.unpack_opt(node_self);\n", t)
                     : fmt::format("    const Tensor {0} = {0}_.unpack(node_self);\n", t);
     }
     for (size_t o : f.outputs) {
       locals += fmt::format("    const Tensor {0} = {0}_.unpack(node_self);\n", output_name(s, o));
     }
-    for (const std::string& v : f.values) locals += view_local(cpp_argument_type(s, argument(s, v)), v);
-    for (const std::string& p : f.props) locals += fmt::format("    const auto& {0} = this->{0};\n", p);
+    for (const std::string& v : f.values)
+      locals += view_local(cpp_argument_type(s, argument(s, v)), v);
+    for (const std::string& p : f.props)
+      locals += fmt::format("    const auto& {0} = this->{0};\n", p);
     const Argument& in = argument(s, f.input);
     if (is_tensor_list(in)) {
       body += fmt::format(
@@ -259,7 +265,8 @@ void emit_node(const Analysis& a, std::string& header, std::string& source) {
           "#line {2} \"manifests/derivatives.yaml\"\n"
           "    std::vector<Tensor> r = {3};\n"
           "    for (size_t i = 0; i < {0}_ix.size(); ++i) {{\n"
-          "      if (should_compute_output({0}_ix.begin + i)) grad_inputs[{0}_ix.begin + i] = r[i];\n"
+          "      if (should_compute_output({0}_ix.begin + i)) grad_inputs[{0}_ix.begin + i] = "
+          "r[i];\n"
           "    }}\n  }}\n",
           f.input, locals, f.line, f.code);
     } else {
@@ -275,7 +282,13 @@ void emit_node(const Analysis& a, std::string& header, std::string& source) {
 }
 
 // How an operator's Autograd kernel behaves.
-enum class KernelKind { Redispatch, OutNotDifferentiable, NotImplemented, NonDifferentiable, Formula };
+enum class KernelKind {
+  Redispatch,
+  OutNotDifferentiable,
+  NotImplemented,
+  NonDifferentiable,
+  Formula
+};
 
 bool returns_tensor(const FunctionSchema& s) {
   for (const Argument& r : s.returns()) {
@@ -312,27 +325,29 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
     kind = KernelKind::NonDifferentiable;
   }
   std::string sig = ret + "(" + type_list(params) + ")";
-  std::string body = fmt::format("// {}:{}  {}\n{} {}(DispatchKeySet ks{}{}) {{\n", o.yaml_display_name,
-                                 f.line, f.func, ret, name, params.empty() ? "" : ", ",
-                                 param_list(params, false));
+  std::string body =
+      fmt::format("// {}:{}  {}\n{} {}(DispatchKeySet ks{}{}) {{\n", o.yaml_display_name, f.line,
+                  f.func, ret, name, params.empty() ? "" : ", ", param_list(params, false));
   body += fmt::format("  static const auto op = find_op<{}>(\"aten::{}\", \"{}\");\n", sig,
                       base_name(s), s.overload_name());
-  const std::string redispatch =
-      fmt::format("op.redispatch(ks - kAutogradKeySet{}{})", params.empty() ? "" : ", ", name_list(params));
+  const std::string redispatch = fmt::format("op.redispatch(ks - kAutogradKeySet{}{})",
+                                             params.empty() ? "" : ", ", name_list(params));
   const std::string op_name = "aten::" + impl_name(s);
   std::string mark_view = is_view ? "  mark_view(result, self);\n" : "";
   if (kind != KernelKind::Formula) {
     if (kind == KernelKind::OutNotDifferentiable) {
-      body += fmt::format("  if (compute_requires_grad({})) throw_out_not_differentiable(\"{}\");\n",
-                          fmt::join(tensor_args, ", "), base_name(s));
+      body +=
+          fmt::format("  if (compute_requires_grad({})) throw_out_not_differentiable(\"{}\");\n",
+                      fmt::join(tensor_args, ", "), base_name(s));
     } else if (kind == KernelKind::NotImplemented && !tensor_args.empty()) {
       body += fmt::format("  if (compute_requires_grad({})) throw_not_implemented(\"{}\");\n",
                           fmt::join(tensor_args, ", "), op_name);
     }
     if (is_view) {
-      body += fmt::format("  {} result = [&] {{\n    AutoDispatchBelowAutograd guard;\n    return {};\n  }}();\n{}"
-                          "  return result;\n}}\n\n",
-                          ret, redispatch, mark_view);
+      body += fmt::format(
+          "  {} result = [&] {{\n    AutoDispatchBelowAutograd guard;\n    return {};\n  }}();\n{}"
+          "  return result;\n}}\n\n",
+          ret, redispatch, mark_view);
     } else {
       body += fmt::format("  AutoDispatchBelowAutograd guard;\n  return {};\n}}\n\n", redispatch);
     }
@@ -344,21 +359,25 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
   const DerivativeInfo& d = *a->info;
   std::vector<std::string> diff;
   for (const Argument* in : differentiable_inputs(d)) diff.push_back(cpp_name(in->name()));
-  body += fmt::format("  const bool requires_grad = compute_requires_grad({});\n", fmt::join(diff, ", "));
+  body += fmt::format("  const bool requires_grad = compute_requires_grad({});\n",
+                      fmt::join(diff, ", "));
   if (in_place) body += "  check_inplace(self, requires_grad);\n";
-  body += fmt::format("  std::shared_ptr<{}> grad_fn;\n  if (requires_grad) {{\n"
-                      "    grad_fn = make_node<{}>();\n"
-                      "    grad_fn->set_next_edges(collect_next_edges({}));\n",
-                      d.node_name, d.node_name, fmt::join(diff, ", "));
+  body += fmt::format(
+      "  std::shared_ptr<{}> grad_fn;\n  if (requires_grad) {{\n"
+      "    grad_fn = make_node<{}>();\n"
+      "    grad_fn->set_next_edges(collect_next_edges({}));\n",
+      d.node_name, d.node_name, fmt::join(diff, ", "));
   for (const Argument* in : differentiable_inputs(d)) {
-    if (is_tensor_list(*in)) body += fmt::format("    grad_fn->{0}_size_ = {0}.size();\n", in->name());
+    if (is_tensor_list(*in))
+      body += fmt::format("    grad_fn->{0}_size_ = {0}.size();\n", in->name());
   }
   for (const std::string& t : a->tensors) {
     std::string value = is_optional_tensor(argument(s, t)) ? t + ".value_or(Tensor())" : t;
     if (in_place && t == s.arguments()[0].name()) value = "clone_for_saving(" + t + ")";
     body += fmt::format("    grad_fn->{}_ = SavedVariable({}, false);\n", t, value);
   }
-  for (const std::string& v : a->values) body += fmt::format("    grad_fn->{0}_ = owned({0});\n", v);
+  for (const std::string& v : a->values)
+    body += fmt::format("    grad_fn->{0}_ = owned({0});\n", v);
   for (const std::string& p : a->props) {
     if (p.ends_with("_args_sizes")) {
       std::string arg = p.substr(0, p.size() - 11);
@@ -386,18 +405,23 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
     }
     body += "  }\n  return self;\n}\n\n";
   } else {
-    body += fmt::format("  {} result = [&] {{\n    AutoDispatchBelowAutograd guard;\n    return {};\n  }}();\n",
-                        ret, redispatch);
+    body += fmt::format(
+        "  {} result = [&] {{\n    AutoDispatchBelowAutograd guard;\n    return {};\n  }}();\n",
+        ret, redispatch);
     const size_t n = s.returns().size();
-    auto out_expr = [&](size_t i) { return n == 1 ? std::string("result") : fmt::format("std::get<{}>(result)", i); };
+    auto out_expr = [&](size_t i) {
+      return n == 1 ? std::string("result") : fmt::format("std::get<{}>(result)", i);
+    };
     body += "  if (grad_fn) {\n";
     for (size_t i = 0; i < n; ++i) {
       if (s.returns()[i].type()->kind() != TypeKind::Tensor) continue;
       bool differentiable = d.output_differentiability.empty() || d.output_differentiability[i];
-      body += fmt::format("    set_history({}, grad_fn, {});\n", out_expr(i), differentiable ? "true" : "false");
+      body += fmt::format("    set_history({}, grad_fn, {});\n", out_expr(i),
+                          differentiable ? "true" : "false");
     }
     for (size_t i : a->outputs) {
-      body += fmt::format("    grad_fn->{}_ = SavedVariable({}, true);\n", output_name(s, i), out_expr(i));
+      body += fmt::format("    grad_fn->{}_ = SavedVariable({}, true);\n", output_name(s, i),
+                          out_expr(i));
     }
     body += "  }\n" + mark_view + "  return result;\n}\n\n";
   }
@@ -421,7 +445,8 @@ void emit_autograd(const std::vector<NativeFunction>& fs, const std::vector<Deri
   for (const NativeFunction& f : fs) {
     const FunctionSchema& s = f.schema;
     bool composite_implicit = false;
-    for (const auto& [key, kernel] : f.dispatch) composite_implicit |= key == "CompositeImplicitAutograd";
+    for (const auto& [key, kernel] : f.dispatch)
+      composite_implicit |= key == "CompositeImplicitAutograd";
     bool has_tensor = std::any_of(s.arguments().begin(), s.arguments().end(),
                                   [](const Argument& x) { return is_tensor_like(x); });
     auto it = by_op.find(s.operator_name().to_string());
@@ -447,11 +472,13 @@ void emit_autograd(const std::vector<NativeFunction>& fs, const std::vector<Deri
                        "namespace opd::autograd::generated {\n\n" +
                        node_decls + "}  // namespace opd::autograd::generated\n");
   write_if_changed(o.out_dir + "/src/autograd_nodes.cpp",
-                   banner + "#include \"autograd_nodes.h\"\n\nnamespace opd::autograd::generated {\n\n" +
+                   banner +
+                       "#include \"autograd_nodes.h\"\n\nnamespace opd::autograd::generated {\n\n" +
                        node_defs + "}  // namespace opd::autograd::generated\n");
   write_if_changed(
       o.out_dir + "/src/autograd_kernels.cpp",
-      banner + "#include \"autograd_nodes.h\"\n\nnamespace opd::autograd::generated {\nnamespace {\n\n" +
+      banner +
+          "#include \"autograd_nodes.h\"\n\nnamespace opd::autograd::generated {\nnamespace {\n\n" +
           kernels +
           "}  // namespace\n\n// Every kernel above, for OPD_LIBRARY_IMPL(aten, Autograd, m).\n"
           "void register_autograd_kernels(Library& m) {\n" +

@@ -12,9 +12,8 @@ namespace {
 
 // The fields this generator reads; with `strict`, the only ones allowed. PyTorch's file has
 // more (python_module, autogen, ...): they are counted, not used.
-const std::set<std::string> kKnownFields = {"func",       "variants", "dispatch",
-                                            "device_check", "tags",   "structured",
-                                            "structured_delegate"};
+const std::set<std::string> kKnownFields = {
+    "func", "variants", "dispatch", "device_check", "tags", "structured", "structured_delegate"};
 
 [[noreturn]] void fail(const std::string& path, const YAML::Mark& mark, const std::string& what) {
   throw Error(fmt::format("{}:{}: {}", path, mark.line + 1, what));
@@ -121,15 +120,15 @@ std::vector<NativeFunction> load_native_functions(const std::string& path, bool 
   for (const auto& e : root) {
     NativeFunction f = load_entry(path, e, strict, report);
     if (!names.insert(f.schema.operator_name().to_string()).second) {
-      fail(path, e.Mark(), fmt::format("operator {} is declared twice",
-                                       f.schema.operator_name().to_string()));
+      fail(path, e.Mark(),
+           fmt::format("operator {} is declared twice", f.schema.operator_name().to_string()));
     }
     if (strict) {
       for (const auto& [key, kernel] : f.dispatch) {
         auto [it, fresh] = kernels.emplace(std::make_pair(key, kernel), f.line);
         if (!fresh) {
-          fail(path, e.Mark(), fmt::format("kernel {} for {} is already used at line {}", kernel,
-                                           key, it->second));
+          fail(path, e.Mark(),
+               fmt::format("kernel {} for {} is already used at line {}", kernel, key, it->second));
         }
       }
     }

@@ -2,9 +2,9 @@
 // registrations and the per-key kernel declarations (see README.md). With --check, only parses
 // and reports.
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "derivatives.h"

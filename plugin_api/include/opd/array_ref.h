@@ -27,7 +27,9 @@ class ArrayRef : public std::span<const T> {
   ArrayRef(const std::vector<T>& values) noexcept : Base(values.data(), values.size()) {}
 
   std::vector<T> vec() const { return std::vector<T>(this->begin(), this->end()); }
-  bool equals(ArrayRef o) const { return std::equal(this->begin(), this->end(), o.begin(), o.end()); }
+  bool equals(ArrayRef o) const {
+    return std::equal(this->begin(), this->end(), o.begin(), o.end());
+  }
   friend bool operator==(ArrayRef a, ArrayRef b) { return a.equals(b); }
 };
 

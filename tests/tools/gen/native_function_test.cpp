@@ -101,8 +101,9 @@ TEST(NativeFunctions, ErrorsNameFileAndLine) {
 }
 
 TEST(NativeFunctions, NonStrictCountsUnknownFieldsAndKeys) {
-  TempYaml f("- func: foo(Tensor x) -> Tensor\n  python_module: nn\n  dispatch:\n"
-             "    SparseCPU, CPU: foo\n");
+  TempYaml f(
+      "- func: foo(Tensor x) -> Tensor\n  python_module: nn\n  dispatch:\n"
+      "    SparseCPU, CPU: foo\n");
   LoadReport report;
   auto fs = load_native_functions(f.path(), /*strict=*/false, &report);
   ASSERT_EQ(fs.size(), 1u);
