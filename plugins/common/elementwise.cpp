@@ -18,8 +18,10 @@ void check_alpha(ScalarType dtype, const Scalar& alpha) {
             "For non-complex input tensors, argument alpha must not be a complex number.");
 }
 
-// The CPU kernel's name in dtype errors: "<op>_cpu", as PyTorch names most of them.
-std::string cpu_name(std::string_view op) { return std::string(op) + "_cpu"; }
+// The kernel's name in dtype errors: "<op>_cpu" or "<op>_cuda", as PyTorch names most of them.
+std::string kernel_name(std::string_view op, const Device& device) {
+  return std::string(op) + (device.is_cuda() ? "_cuda" : "_cpu");
+}
 
 }  // namespace
 
@@ -33,7 +35,7 @@ TensorIterator add_meta(const Tensor& out, const Tensor& self, const Tensor& oth
                         const Scalar& alpha) {
   TensorIterator iter = TensorIterator::binary_op("add", out, self, other);
   check_alpha(iter.common_dtype(), alpha);
-  check_dtype_in("add_cpu", iter.common_dtype(), TypeSet::AllAndBool);
+  check_dtype_in(kernel_name("add", iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
   check_scalar_fits(alpha, iter.common_dtype());
   return iter;
 }
@@ -48,20 +50,20 @@ TensorIterator sub_meta(const Tensor& out, const Tensor& self, const Tensor& oth
             "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   TensorIterator iter = TensorIterator::binary_op("sub", out, self, other);
   check_alpha(iter.common_dtype(), alpha);
-  check_dtype_in("sub_cpu", iter.common_dtype(), TypeSet::AllAndBool);
+  check_dtype_in(kernel_name("sub", iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
   check_scalar_fits(negated(alpha), iter.common_dtype());
   return iter;
 }
 
 TensorIterator mul_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
   TensorIterator iter = TensorIterator::binary_op("mul", out, self, other);
-  check_dtype_in("mul_cpu", iter.common_dtype(), TypeSet::AllAndBool);
+  check_dtype_in(kernel_name("mul", iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
   return iter;
 }
 
 TensorIterator div_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
   TensorIterator iter = TensorIterator::binary_float_op("div", out, self, other);
-  check_dtype_in("div_true_cpu", iter.common_dtype(), TypeSet::Floating);
+  check_dtype_in(kernel_name("div_true", iter.device()), iter.common_dtype(), TypeSet::Floating);
   return iter;
 }
 
@@ -102,14 +104,14 @@ TensorIterator min_max_meta(std::string_view name, const Tensor& out, const Tens
   OPD_CHECK(!is_complex(self.scalar_type()) && !is_complex(other.scalar_type()),
             "{} not implemented for complex tensors.", name);
   TensorIterator iter = TensorIterator::binary_op(name, out, self, other);
-  check_dtype_in(cpu_name(name), iter.common_dtype(), TypeSet::AllAndBool);
+  check_dtype_in(kernel_name(name, iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
   return iter;
 }
 
 TensorIterator comparison_meta(std::string_view name, const Tensor& out, const Tensor& self,
                                const Tensor& other) {
   TensorIterator iter = TensorIterator::comparison_op(name, out, self, other);
-  check_dtype_in(cpu_name(name), iter.common_dtype(), TypeSet::AllAndBool);
+  check_dtype_in(kernel_name(name, iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
   return iter;
 }
 
@@ -122,7 +124,7 @@ TensorIterator where_meta(const Tensor& out, const Tensor& condition, const Tens
   // The condition keeps its dtype, so the values are converted here rather than by the
   // iterator (which would convert every input); Meta tensors have nothing to convert.
   const auto value = [&](const Tensor& t) { return t.is_meta() ? t : converted(t, dtype); };
-  check_dtype_in("where_cpu", dtype, TypeSet::AllAndBool);
+  check_dtype_in(kernel_name("where", self.device()), dtype, TypeSet::AllAndBool);
   return TensorIteratorConfig("where")
       .add_output(out)
       .add_input(condition)
@@ -138,26 +140,26 @@ TensorIterator neg_meta(const Tensor& out, const Tensor& self) {
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead.");
   TensorIterator iter = TensorIterator::unary_op("neg", out, self);
-  check_dtype_in("neg_cpu", iter.common_dtype(), TypeSet::All);
+  check_dtype_in(kernel_name("neg", iter.device()), iter.common_dtype(), TypeSet::All);
   return iter;
 }
 
 TensorIterator abs_meta(const Tensor& out, const Tensor& self) {
   TensorIterator iter = TensorIterator::unary_op("abs", out, self);
-  check_dtype_in("abs_cpu", iter.common_dtype(), TypeSet::All);
+  check_dtype_in(kernel_name("abs", iter.device()), iter.common_dtype(), TypeSet::All);
   return iter;
 }
 
 TensorIterator unary_float_meta(std::string_view name, const Tensor& out, const Tensor& self) {
   TensorIterator iter = TensorIterator::unary_float_op(name, out, self);
-  check_dtype_in(cpu_name(name), iter.common_dtype(), TypeSet::Floating);
+  check_dtype_in(kernel_name(name, iter.device()), iter.common_dtype(), TypeSet::Floating);
   return iter;
 }
 
 TensorIterator relu_meta(const Tensor& out, const Tensor& self) {
   OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
   TensorIterator iter = TensorIterator::unary_op("relu", out, self);
-  check_dtype_in("relu_cpu", iter.common_dtype(), TypeSet::All);
+  check_dtype_in(kernel_name("relu", iter.device()), iter.common_dtype(), TypeSet::All);
   return iter;
 }
 
@@ -193,7 +195,7 @@ TensorIterator clamp_meta(const Tensor& out, const Tensor& self, const std::opti
   OPD_CHECK(!is_complex(dtype), "clamp is not supported for complex types");
   TensorIterator iter =
       TensorIteratorConfig("clamp").add_output(out).add_input(self).compute_dtype(dtype).build();
-  check_dtype_in("clamp_scalar_cpu", dtype, TypeSet::All);
+  check_dtype_in(kernel_name("clamp_scalar", iter.device()), dtype, TypeSet::All);
   if (min) check_scalar_fits(*min, dtype);
   if (max) check_scalar_fits(*max, dtype);
   return iter;
@@ -209,7 +211,8 @@ TensorIterator threshold_backward_meta(const Tensor& out, const Tensor& grad_out
                             .cast_common_dtype_to_outputs(true)
                             .enforce_safe_casting_to_output(true)
                             .build();
-  check_dtype_in("threshold_backward_cpu", iter.common_dtype(), TypeSet::All);
+  check_dtype_in(kernel_name("threshold_backward", iter.device()), iter.common_dtype(),
+                 TypeSet::All);
   check_scalar_fits(threshold, iter.common_dtype());
   return iter;
 }

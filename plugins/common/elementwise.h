@@ -9,9 +9,10 @@
 // loop over the result and returns iter.output().
 //
 // Each also makes the checks the CPU kernel's dtype dispatch would (see Note [Dtype checks in the
-// metadata step]): TypeError "\"add_cpu\" not implemented for 'Half'" naming the CPU kernel as
-// PyTorch does, and ValueError "value cannot be converted to type uint8_t without overflow" for
-// a Scalar argument (alpha, a bound, a fill value) the compute dtype cannot hold.
+// metadata step]): TypeError "\"add_cpu\" not implemented for 'Half'" naming the kernel as
+// PyTorch does ("add_cuda" on a CUDA device), and ValueError "value cannot be converted to type
+// uint8_t without overflow" for a Scalar argument (alpha, a bound, a fill value) the compute
+// dtype cannot hold.
 
 #include <optional>
 #include <string_view>

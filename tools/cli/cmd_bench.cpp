@@ -1,5 +1,6 @@
-// opd bench: runs the Google Benchmark suites built next to opd (and, where libtorch was found at
-// build time, the same cases through PyTorch's dispatcher, side by side).
+// opd bench: runs the Google Benchmark suites built next to opd: opd_bench, then the GPU cases
+// (opd_bench_cuda) where the CUDA plugin was built, then, where libtorch was found at build time,
+// the same cases through PyTorch's dispatcher, side by side.
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -47,6 +48,11 @@ void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
     }
     std::vector<std::string> args = cmd->remaining();
     exit_code = run(bench, args);
+    std::filesystem::path cuda = dir / "opd_bench_cuda";
+    if (exit_code == 0 && std::filesystem::exists(cuda)) {
+      std::cout << "\nGPU cases (the cuda plugin):\n" << std::flush;
+      exit_code = run(cuda, args);
+    }
     std::filesystem::path torch = dir / "opd_bench_torch";
     if (exit_code == 0 && std::filesystem::exists(torch)) {
       std::cout << "\nThe same cases through PyTorch's dispatcher (libtorch):\n" << std::flush;

@@ -2,7 +2,8 @@
 
 // Shared by the operator tests: the default plugins loaded once per process, tensors from
 // values, and comparisons that print both sides. Operator tests are parameterised over devices
-// (OPD_OP_TEST_DEVICES); CPU is the reference, and a CUDA build adds its device here.
+// (op_test_devices): CPU, and CUDA where a device is there, each checked against the same
+// expected values.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "opd/cuda.h"
 #include "opd/ops.h"
 #include "opd/plugin_manager.h"
 
@@ -77,8 +79,15 @@ inline ::testing::AssertionResult tensors_equal(const Tensor& actual, const Tens
   return ::testing::AssertionSuccess();
 }
 
-// The devices operator tests run on; CPU first (the reference).
-inline std::vector<Device> op_test_devices() { return {Device(kCPU)}; }
+// The devices operator tests run on: CPU first (the reference), then the first CUDA device when
+// the CUDA plugin is loaded and found one. Called while GoogleTest registers the tests, so the
+// default plugins are loaded by then.
+inline std::vector<Device> op_test_devices() {
+  load_default_plugins();
+  std::vector<Device> devices{Device(kCPU)};
+  if (cuda::is_available()) devices.emplace_back(kCUDA, 0);
+  return devices;
+}
 
 // The message of the Error `fn` throws, or "" (and a test failure) when it throws none.
 template <class F>

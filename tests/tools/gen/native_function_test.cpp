@@ -61,9 +61,10 @@ TEST(NativeFunctions, OursLoadsStrictly) {
             "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   EXPECT_TRUE(add->function_variant);
   EXPECT_TRUE(add->method_variant);
-  ASSERT_EQ(add->dispatch.size(), 2u);
+  ASSERT_EQ(add->dispatch.size(), 3u);
   EXPECT_EQ(add->dispatch[0], std::make_pair(std::string("CPU"), std::string("add_Tensor")));
-  EXPECT_EQ(add->dispatch[1], std::make_pair(std::string("Meta"), std::string("add_Tensor")));
+  EXPECT_EQ(add->dispatch[1], std::make_pair(std::string("CUDA"), std::string("add_Tensor")));
+  EXPECT_EQ(add->dispatch[2], std::make_pair(std::string("Meta"), std::string("add_Tensor")));
   // Operators without `dispatch:` are the autograd plugin's, which registers them by hand.
   for (const auto& f : fs) {
     if (f.dispatch.empty()) EXPECT_GT(f.line, add->line) << f.func;

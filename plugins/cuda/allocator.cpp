@@ -1,0 +1,103 @@
+#include "cuda/allocator.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "common/factory_shape.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_guard.h"
+#include "opd/error.h"
+#include "opd/plugin.h"
+
+namespace opd::cuda {
+
+namespace {
+
+class CudaMemory final : public DeviceMemory {
+ public:
+  explicit CudaMemory(int index) : index_(index) {}
+  void* allocate(size_t nbytes) override {
+    DeviceGuard guard(index_);
+    void* ptr = nullptr;
+    const cudaError_t err = cudaMalloc(&ptr, nbytes);
+    if (err == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    check(err, "cudaMalloc(&ptr, nbytes)");
+    return ptr;
+  }
+  void release(void* ptr) override {
+    // At process exit the runtime may be gone already; nothing is left to give back then.
+    const cudaError_t err = cudaFree(ptr);
+    if (err != cudaSuccess) (void)cudaGetLastError();
+  }
+  std::string name() const override { return fmt::format("cuda:{}", index_); }
+
+ private:
+  int index_;
+};
+
+constexpr int kMaxDevices = 64;
+std::mutex g_mutex;
+std::atomic<bool> g_exiting{false};
+
+// The allocators live until the library is unloaded (no storage of it is alive then) or the
+// process exits. At exit, storages in the host's static objects may die after these (the
+// plugin's statics go first): their memory is then left to the process's end.
+struct Allocators {
+  std::array<std::unique_ptr<CachingAllocator>, kMaxDevices> by_device;
+  ~Allocators() { g_exiting.store(true); }
+};
+Allocators g_allocators;
+
+void free_block(void* data, void* allocator) {
+  if (g_exiting.load(std::memory_order_relaxed)) return;
+  static_cast<CachingAllocator*>(allocator)->free(data);
+}
+
+}  // namespace
+
+CachingAllocator& allocator(int index) {
+  OPD_CHECK(index >= 0 && index < kMaxDevices, "CUDA allocator: device index {} out of range",
+            index);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto& slot = g_allocators.by_device[index];
+  if (!slot) slot = std::make_unique<CachingAllocator>(std::make_unique<CudaMemory>(index));
+  return *slot;
+}
+
+Storage allocate_storage(size_t nbytes, int index) {
+  const Device device(DeviceType::CUDA, static_cast<int8_t>(index));
+  if (nbytes == 0)
+    return Storage::create(nullptr, 0, device, nullptr, nullptr, this_plugin_reference());
+  CachingAllocator& a = allocator(index);
+  void* data = a.allocate(nbytes, reinterpret_cast<StreamId>(current_stream(index)));
+  return Storage::create(data, nbytes, device, &free_block, &a, this_plugin_reference());
+}
+
+Tensor empty_strided_cuda(IntArrayRef size, IntArrayRef stride, ScalarType dtype, int index) {
+  const size_t nbytes = factory::storage_nbytes(size, stride, element_size(dtype));
+  return make_tensor(allocate_storage(nbytes, index), size, stride, 0, dtype,
+                     Device(DeviceType::CUDA, static_cast<int8_t>(index)));
+}
+
+Tensor empty_cuda(IntArrayRef size, ScalarType dtype, int index, MemoryFormat format) {
+  const size_t nbytes = factory::storage_nbytes_contiguous(size, element_size(dtype));
+  return make_tensor(allocate_storage(nbytes, index), size,
+                     factory::strides_for_memory_format(size, format), 0, dtype,
+                     Device(DeviceType::CUDA, static_cast<int8_t>(index)));
+}
+
+void empty_all_caches() noexcept {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto& a : g_allocators.by_device) {
+    if (a) a->empty_cache();
+  }
+}
+
+}  // namespace opd::cuda

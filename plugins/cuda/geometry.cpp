@@ -1,0 +1,75 @@
+#include "cuda/geometry.h"
+
+#include "cuda/device_guard.h"
+#include "opd/error.h"
+
+namespace opd::cuda {
+
+static_assert(static_cast<int>(kern::Dtype::Bool) == static_cast<int>(ScalarType::Bool));
+static_assert(static_cast<int>(kern::Dtype::Int64) == static_cast<int>(ScalarType::Int64));
+static_assert(static_cast<int>(kern::Dtype::Float16) == static_cast<int>(ScalarType::Float16));
+static_assert(static_cast<int>(kern::Dtype::Float64) == static_cast<int>(ScalarType::Float64));
+
+kern::Dtype kernel_dtype(ScalarType dtype, std::string_view kernel) {
+  OPD_CHECK_T(TypeError, dtype <= ScalarType::Float64, "\"{}\" not implemented for '{}'", kernel,
+              to_string(dtype));
+  return static_cast<kern::Dtype>(dtype);
+}
+
+kern::ScalarArg scalar_arg(const Scalar& s) {
+  kern::ScalarArg a;
+  a.is_set = true;
+  if (s.is_floating_point()) {
+    a.f = s.to_double();
+    a.i = static_cast<int64_t>(a.f);
+  } else {
+    a.i = s.to_int64();
+    a.f = static_cast<double>(a.i);
+  }
+  return a;
+}
+
+kern::ScalarArg scalar_arg(const std::optional<Scalar>& s) {
+  return s ? scalar_arg(*s) : kern::ScalarArg{};
+}
+
+Launch make_launch(const common::TensorIterator& iter) {
+  const int nt = iter.ntensors();
+  const int nd = static_cast<int>(iter.loop_shape().size());
+  OPD_CHECK(nt <= kern::kMaxOperands,
+            "{}: CUDA elementwise kernels take at most {} operands, got {}", iter.name(),
+            kern::kMaxOperands, nt);
+  OPD_CHECK(nd <= kern::kMaxDims,
+            "{}: CUDA elementwise kernels take at most {} dims after merging, got {}", iter.name(),
+            kern::kMaxDims, nd);
+  Launch launch;
+  launch.device = device_index(iter.tensor(0).device());
+  launch.stream = current_stream(launch.device);
+  kern::Geometry& g = launch.geometry;
+  g.ndim = nd;
+  g.ntensors = nt;
+  g.numel = iter.numel();
+  g.contiguous = iter.is_contiguous();
+  for (int d = 0; d < nd; ++d) {
+    g.sizes[d] = iter.loop_shape()[d];
+    for (int k = 0; k < nt; ++k) g.strides[d][k] = iter.loop_stride(k, d);
+  }
+  for (int k = 0; k < nt; ++k) {
+    const Tensor& t = iter.tensor(k);
+    if (k > 0 && t.is_cpu()) {
+      // A CPU scalar (check_same_device let only a zero-dim one through): its value on the
+      // device, read with stride 0 like any broadcast operand.
+      DeviceGuard guard(launch.device);
+      launch.scalars_on_device.push_back(
+          t.to(Device(DeviceType::CUDA, static_cast<int8_t>(launch.device)), t.scalar_type()));
+      g.data[k] = static_cast<char*>(launch.scalars_on_device.back().data_ptr());
+      g.contiguous = false;
+      for (int d = 0; d < nd; ++d) g.strides[d][k] = 0;
+    } else {
+      g.data[k] = static_cast<char*>(t.data_ptr());
+    }
+  }
+  return launch;
+}
+
+}  // namespace opd::cuda

@@ -1,0 +1,48 @@
+// copy_ between dtypes and fill_ on the device: C++'s conversions as the CPU's copy_ does them
+// (to bool: non-zero; the 16-bit floats through float), run by the elementwise family.
+
+#include <cuda_runtime.h>
+
+#include "cuda/kernels/kernel_args.h"
+#include "cuda/kernels/loops.cuh"
+
+namespace opd::cuda::kern {
+namespace {
+
+template <class Dst, class Src>
+struct ConvertFn {
+  __device__ Dst operator()(Src x) const {
+    if constexpr (std::is_same_v<Dst, Src>) {
+      return x;
+    } else {
+      return cast_to<Dst>(to_acc(x));
+    }
+  }
+};
+
+template <class T>
+struct FillFn {
+  T value;
+  __device__ T operator()() const { return value; }
+};
+
+}  // namespace
+
+int launch_copy(Dtype dst, Dtype src, const Geometry& g, Stream stream) {
+  return visit(dst, [&](auto dst_tag) {
+    using D = decltype(dst_tag);
+    return visit(src, [&](auto src_tag) {
+      using S = decltype(src_tag);
+      return launch_elementwise<D, S>(g, ConvertFn<D, S>{}, stream);
+    });
+  });
+}
+
+int launch_fill(Dtype dtype, const Geometry& g, ScalarArg value, Stream stream) {
+  return visit(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    return launch_elementwise<T>(g, FillFn<T>{scalar_as<T>(value)}, stream);
+  });
+}
+
+}  // namespace opd::cuda::kern

@@ -1,0 +1,186 @@
+// CUDA kernels of the reductions: sum, mean, amax, amin, argmax, max.dim. Their metadata (dims,
+// shapes, dtypes, errors) comes from common/reduction.h, as the CPU's and Meta's does; this file
+// lays the input out as the device code takes it (kernels/reduce_args.h) and launches it.
+// Accumulation follows PyTorch's CUDA kernels (float for Float, Half and BFloat16, double for
+// Double, int64 for integers and Bool); the CPU accumulates floats in double, so float results
+// agree to rounding, not bit for bit. Complex inputs are refused (TypeError, kernel_dtype).
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "common/reduction.h"
+#include "cuda/allocator.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_guard.h"
+#include "cuda/geometry.h"
+#include "cuda/kernels/reduce_args.h"
+#include "opd/error.h"
+#include "opd/native/CUDA.h"
+
+namespace opd::native {
+
+namespace {
+
+using common::DimMask;
+using common::ReductionMeta;
+using cuda::DeviceGuard;
+namespace kern = cuda::kern;
+
+// The input of a reduction as kernels/reduce_args.h takes it: contiguous [outer, size, inner].
+struct Rows {
+  Tensor data;  // undefined when size == 0
+  int64_t outer = 1, size = 1, inner = 1;
+};
+
+// `self` laid out for a reduction over `mask`, converted to `dtype` when given. When the reduced
+// dims (ignoring dims of size 1) are neighbours, the contiguous input already is [outer, size,
+// inner] and nothing is copied; otherwise the reduced dims are moved last, in order, and copied:
+// [kept..., reduced...] as [outer, size, 1]. Either way r, the position along `size`, is the
+// row-major index over the reduced dims that argmax reports, and output o * inner + j is element
+// o * inner + j of the contiguous result.
+Rows as_rows(const Tensor& self, const DimMask& mask, std::optional<ScalarType> dtype) {
+  Rows rows;
+  std::vector<int64_t> kept, reduced;
+  // 0: before the reduced dims, 1: among them, 2: after them; a reduced dim in 2 breaks the block.
+  int state = 0;
+  bool block = true;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    const int64_t n = self.size(d);
+    (mask.test(d) ? reduced : kept).push_back(d);
+    if (n == 1) continue;
+    if (mask.test(d)) {
+      rows.size *= n;
+      if (state == 2) block = false;
+      state = 1;
+    } else {
+      if (state == 1) state = 2;
+      (state == 0 ? rows.outer : rows.inner) *= n;
+    }
+  }
+  if (rows.size == 0) {
+    rows.outer *= rows.inner;
+    rows.inner = 1;
+    return rows;
+  }
+  Tensor view = self;
+  if (!block) {
+    std::vector<int64_t> perm = kept;
+    perm.insert(perm.end(), reduced.begin(), reduced.end());
+    view = self.permute(perm);
+    rows.outer *= rows.inner;
+    rows.inner = 1;
+  }
+  rows.data = dtype ? view.to(*dtype, false, false, MemoryFormat::Contiguous) : view.contiguous();
+  return rows;
+}
+
+// Runs `op` over `rows` on device `index`, writing `out` (null for argmax, whose values go
+// nowhere) and `indices` (ArgMax only).
+void launch(kern::ReduceOp op, const Rows& rows, ScalarType in_dtype, void* out,
+            ScalarType out_dtype, int64_t* indices, int index, const char* name) {
+  kern::ReduceArgs a;
+  a.op = op;
+  a.in_dtype = cuda::kernel_dtype(in_dtype, name);
+  a.out_dtype = cuda::kernel_dtype(out_dtype, name);
+  a.in = rows.data.defined() ? rows.data.data_ptr() : nullptr;
+  a.outer = rows.outer;
+  a.size = rows.size;
+  a.inner = rows.inner;
+  a.out = out;
+  a.indices = indices;
+  Tensor workspace;
+  if (const int64_t bytes = kern::reduce_workspace_bytes(a); bytes > 0) {
+    workspace = cuda::empty_cuda({bytes}, kByte, index);
+    a.workspace = workspace.data_ptr();
+  }
+  cuda::check_launch(kern::launch_reduce(a, cuda::current_stream(index)), name);
+}
+
+// sum and mean (kMean). An explicit dtype converts the elements first, as on CPU; without one
+// only integers widen to Long, which the accumulator does by itself.
+template <bool kMean>
+Tensor sum_impl(const char* op, const Tensor& self, const ReductionMeta& m,
+                std::optional<ScalarType> dtype) {
+  const ScalarType in_dtype = dtype ? *dtype : self.scalar_type();
+  cuda::kernel_dtype(self.scalar_type(), op);
+  cuda::kernel_dtype(m.dtype, op);
+  OPD_INTERNAL_ASSERT(in_dtype == m.dtype || (is_integral(in_dtype, true) && m.dtype == kLong),
+                      "{}: unexpected dtypes {} -> {}", op, in_dtype, m.dtype);
+  DeviceGuard guard(self.device());
+  Tensor out = cuda::empty_cuda(m.sizes, m.dtype, guard.index());
+  if (out.numel() == 0) return out;
+  const bool convert = dtype && *dtype != self.scalar_type();
+  const Rows rows = as_rows(self, m.mask, convert ? dtype : std::nullopt);
+  launch(kMean ? kern::ReduceOp::Mean : kern::ReduceOp::Sum, rows, in_dtype, out.data_ptr(),
+         m.dtype, nullptr, guard.index(), op);
+  return out;
+}
+
+Tensor minmax_impl(const char* op, bool is_max, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  const ReductionMeta m = common::amax_meta(op, self, dim, keepdim);
+  cuda::kernel_dtype(self.scalar_type(), op);
+  DeviceGuard guard(self.device());
+  Tensor out = cuda::empty_cuda(m.sizes, m.dtype, guard.index());
+  if (out.numel() == 0) return out;
+  launch(is_max ? kern::ReduceOp::Max : kern::ReduceOp::Min, as_rows(self, m.mask, std::nullopt),
+         self.scalar_type(), out.data_ptr(), m.dtype, nullptr, guard.index(), op);
+  return out;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
+  const ReductionMeta m = common::sum_meta(self, std::nullopt, false, dtype);
+  return sum_impl<false>("sum", self, m, dtype);
+}
+
+Tensor sum_dim_IntList(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<ScalarType> dtype) {
+  const ReductionMeta m = common::sum_meta(self, dim, keepdim, dtype);
+  return sum_impl<false>("sum", self, m, dtype);
+}
+
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
+  const ReductionMeta m = common::mean_meta(self, std::nullopt, false, dtype);
+  return sum_impl<true>("mean", self, m, dtype);
+}
+
+Tensor mean_dim(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                std::optional<ScalarType> dtype) {
+  const ReductionMeta m = common::mean_meta(self, dim, keepdim, dtype);
+  return sum_impl<true>("mean", self, m, dtype);
+}
+
+Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return minmax_impl("amax", true, self, dim, keepdim);
+}
+
+Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return minmax_impl("amin", false, self, dim, keepdim);
+}
+
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  const ReductionMeta m = common::argmax_meta(self, dim, keepdim);
+  cuda::kernel_dtype(self.scalar_type(), "argmax");
+  DeviceGuard guard(self.device());
+  Tensor out = cuda::empty_cuda(m.sizes, m.dtype, guard.index());
+  if (out.numel() == 0) return out;
+  launch(kern::ReduceOp::ArgMax, as_rows(self, m.mask, std::nullopt), self.scalar_type(), nullptr,
+         self.scalar_type(), out.data_ptr<int64_t>(), guard.index(), "argmax");
+  return out;
+}
+
+std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  const ReductionMeta m = common::max_dim_meta(self, dim, keepdim);
+  cuda::kernel_dtype(self.scalar_type(), "max");
+  DeviceGuard guard(self.device());
+  Tensor values = cuda::empty_cuda(m.sizes, m.dtype, guard.index());
+  Tensor indices = cuda::empty_cuda(m.sizes, kLong, guard.index());
+  if (values.numel() == 0) return {values, indices};
+  launch(kern::ReduceOp::ArgMax, as_rows(self, m.mask, std::nullopt), self.scalar_type(),
+         values.data_ptr(), m.dtype, indices.data_ptr<int64_t>(), guard.index(), "max");
+  return {values, indices};
+}
+
+}  // namespace opd::native

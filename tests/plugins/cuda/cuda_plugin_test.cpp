@@ -1,0 +1,219 @@
+// The CUDA plugin as a user meets it (issue #6). Without a device it reports itself unavailable
+// with the driver's words and everything else goes on; those tests run here. With a device the
+// rest run: copies in every direction, CPU scalars, the allocator's statistics, the device
+// guard, random numbers equal to the CPU's, autograd, and unloading while device memory lives.
+// Each device test skips with the reason the plugin gave when there is no device.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "opd/autograd.h"
+#include "opd/cuda.h"
+#include "opd/generator.h"
+#include "opd/ops.h"
+#include "opd/plugin_manager.h"
+#include "opd/tensor_operators.h"
+#include "plugins/fixtures.h"
+#include "plugins/ops/op_test_util.h"
+
+namespace opd {
+namespace {
+
+using test::error_of;
+using test::tensor;
+using test::tensors_equal;
+using test::values;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+const char* const kLibrary = OPD_CUDA_PLUGIN_LIBRARY;
+
+std::string why_no_device() {
+  const PluginStatus s = plugins().status("cuda");
+  return std::string("no CUDA device: the cuda plugin is ") + to_string(s.state) + ": " + s.reason;
+}
+
+#define REQUIRE_CUDA_DEVICE()                                   \
+  do {                                                          \
+    if (!cuda::is_available()) GTEST_SKIP() << why_no_device(); \
+  } while (0)
+
+class CudaPlugin : public ::testing::Test {
+ protected:
+  void SetUp() override { test::load_default_plugins(); }
+  static Device gpu() { return Device(kCUDA, 0); }
+};
+
+// ---- Without a device ------------------------------------------------------------------------
+
+TEST_F(CudaPlugin, WithoutADeviceItIsUnavailableWithTheDriversReason) {
+  if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is present: the plugin is loaded";
+  const PluginStatus s = plugins().status("cuda");
+  EXPECT_EQ(s.state, PluginState::Unavailable);
+  EXPECT_THAT(s.reason, StartsWith("cudaGetDeviceCount"));
+  EXPECT_EQ(s.registrations, 0u);
+  // Nothing of it stays in the process.
+  EXPECT_FALSE(fixtures::is_mapped(kLibrary));
+}
+
+TEST_F(CudaPlugin, WithoutADeviceTheHostApiSaysWhy) {
+  if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is present: the plugin is loaded";
+  EXPECT_EQ(cuda::device_count(), 0);
+  const std::string reason = plugins().status("cuda").reason;
+  EXPECT_EQ(error_of([] { cuda::memory_stats(); }),
+            "CUDA is not available (the cuda plugin is unavailable: " + reason + ")");
+  EXPECT_THAT(error_of([] { cuda::empty_cache(); }), StartsWith("CUDA is not available"));
+}
+
+TEST_F(CudaPlugin, WithoutADeviceCudaTensorsAreAMissingKernelAndCpuGoesOn) {
+  if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is present: the plugin is loaded";
+  EXPECT_THAT(error_of([] { empty({2}, TensorOptions().device(Device(kCUDA))); }),
+              StartsWith("Could not run 'aten::empty.memory_format' with arguments from the "
+                         "'CUDA' backend."));
+  EXPECT_THAT(error_of([] { ones({2}).to(Device(kCUDA), kFloat); }),
+              HasSubstr("from the 'CUDA' backend"));
+  EXPECT_EQ(add(ones({2}), ones({2})).sum().item<double>(), 4.0);
+}
+
+// ---- With a device ---------------------------------------------------------------------------
+
+TEST_F(CudaPlugin, TensorsLiveOnAnIndexedDevice) {
+  REQUIRE_CUDA_DEVICE();
+  EXPECT_GE(cuda::device_count(), 1);
+  Tensor t = zeros({2, 3}, TensorOptions().device(Device(kCUDA)));
+  EXPECT_EQ(t.device(), gpu());
+  EXPECT_TRUE(t.is_cuda());
+  const int n = cuda::device_count();
+  EXPECT_THAT(
+      error_of([n] { empty({1}, TensorOptions().device(Device(kCUDA, static_cast<int8_t>(n)))); }),
+      StartsWith("CUDA error: invalid device ordinal"));
+  cuda::synchronize();
+}
+
+TEST_F(CudaPlugin, CopiesGoBothWaysForEveryDtype) {
+  REQUIRE_CUDA_DEVICE();
+  const std::vector<double> v = {0, 1, 2, 3, 4, 5};
+  for (ScalarType dtype :
+       {kBool, kByte, kChar, kShort, kInt, kLong, kHalf, kBFloat16, kFloat, kDouble}) {
+    Tensor cpu = tensor(v, {2, 3}, dtype);
+    Tensor gpu_t = cpu.to(gpu(), dtype);
+    EXPECT_TRUE(gpu_t.is_cuda());
+    EXPECT_TRUE(tensors_equal(gpu_t.to(Device(kCPU), dtype), cpu)) << to_string(dtype);
+  }
+}
+
+TEST_F(CudaPlugin, CopiesHandleStridesBroadcastingAndConversion) {
+  REQUIRE_CUDA_DEVICE();
+  Tensor cpu = tensor({0, 1, 2, 3, 4, 5}, {2, 3});
+  // A transposed source, into a transposed destination, on both sides.
+  Tensor g = cpu.t().to(gpu(), kFloat);
+  EXPECT_EQ(values(g), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  Tensor back = empty({3, 2}).t();
+  back.copy_(g.t());
+  EXPECT_EQ(values(back), values(cpu));
+  // Broadcast from the host, converting Long to Double on the way.
+  Tensor dst = zeros({2, 3}, TensorOptions().dtype(kDouble).device(gpu()));
+  dst.copy_(tensor({7, 8, 9}, kLong));
+  EXPECT_EQ(values(dst), (std::vector<double>{7, 8, 9, 7, 8, 9}));
+  // Within the device, into a column.
+  Tensor col = zeros({3, 2}, TensorOptions().device(gpu()));
+  col.select(1, 1).copy_(tensor({1, 2, 3}, kFloat, gpu()));
+  EXPECT_EQ(values(col), (std::vector<double>{0, 1, 0, 2, 0, 3}));
+}
+
+TEST_F(CudaPlugin, ACpuScalarJoinsCudaTensorsButNotACpuVector) {
+  REQUIRE_CUDA_DEVICE();
+  Tensor x = tensor({1, 2, 3}, kFloat, gpu());
+  EXPECT_EQ(values(add(x, scalar_tensor(10))), (std::vector<double>{11, 12, 13}));
+  EXPECT_EQ(values(x * 2), (std::vector<double>{2, 4, 6}));
+  EXPECT_EQ(error_of([&] {
+              add(x, tensor({1, 1, 1}));
+            }),
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            "cuda:0 and cpu!");
+}
+
+TEST_F(CudaPlugin, RandomNumbersAreTheCpusForTheSameSeed) {
+  REQUIRE_CUDA_DEVICE();
+  for (ScalarType dtype : {kFloat, kDouble, kHalf}) {
+    manual_seed(7);
+    Tensor on_gpu = randn({1000}, TensorOptions().dtype(dtype).device(gpu()));
+    manual_seed(7);
+    Tensor on_cpu = randn({1000}, TensorOptions().dtype(dtype));
+    EXPECT_TRUE(tensors_equal(on_gpu, on_cpu, 0)) << to_string(dtype);
+  }
+}
+
+TEST_F(CudaPlugin, TheAllocatorReusesFreedBlocksAndCountsThem) {
+  REQUIRE_CUDA_DEVICE();
+  cuda::empty_cache();
+  const cuda::MemoryStats before = cuda::memory_stats();
+  {
+    Tensor a = empty({1 << 18}, TensorOptions().device(gpu()));  // 1 MiB
+    const cuda::MemoryStats during = cuda::memory_stats();
+    EXPECT_EQ(during.allocated_bytes - before.allocated_bytes, 1 << 20);
+    EXPECT_GE(during.reserved_bytes - before.reserved_bytes, 1 << 20);
+    EXPECT_EQ(during.num_device_allocs - before.num_device_allocs, 1);
+  }
+  const cuda::MemoryStats freed = cuda::memory_stats();
+  EXPECT_EQ(freed.allocated_bytes, before.allocated_bytes);
+  EXPECT_GE(freed.peak_allocated_bytes, before.allocated_bytes + (1 << 20));
+  {
+    Tensor b = empty({1 << 18}, TensorOptions().device(gpu()));
+    EXPECT_EQ(cuda::memory_stats().num_device_allocs, freed.num_device_allocs);  // reused
+  }
+  cuda::empty_cache();
+  const cuda::MemoryStats emptied = cuda::memory_stats();
+  EXPECT_EQ(emptied.reserved_bytes, before.reserved_bytes);
+  EXPECT_GT(emptied.num_device_frees, before.num_device_frees);
+}
+
+TEST_F(CudaPlugin, ReductionsAndMatrixProductsMatchTheCpu) {
+  REQUIRE_CUDA_DEVICE();
+  manual_seed(3);
+  Tensor a = randn({257, 129}, TensorOptions().dtype(kDouble));
+  Tensor b = randn({129, 65}, TensorOptions().dtype(kDouble));
+  Tensor ga = a.to(gpu(), kDouble), gb = b.to(gpu(), kDouble);
+  EXPECT_TRUE(tensors_equal(mm(ga, gb), mm(a, b), 1e-10));
+  EXPECT_TRUE(tensors_equal(sum(ga), sum(a), 1e-10));
+  EXPECT_TRUE(tensors_equal(sum(ga, {1}, false), sum(a, {1}, false), 1e-10));
+  EXPECT_TRUE(tensors_equal(amax(ga, {0}, true), amax(a, {0}, true), 0));
+  EXPECT_TRUE(tensors_equal(argmax(ga, 1, false), argmax(a, 1, false), 0));
+  EXPECT_TRUE(tensors_equal(_log_softmax(ga, 1, false), _log_softmax(a, 1, false), 1e-10));
+}
+
+TEST_F(CudaPlugin, AutogradGivesTheCpusGradients) {
+  REQUIRE_CUDA_DEVICE();
+  manual_seed(5);
+  Tensor x = randn({8, 4}, TensorOptions().dtype(kDouble));
+  Tensor w = randn({3, 4}, TensorOptions().dtype(kDouble));
+  Tensor target = tensor({0, 1, 2, 1, 0, 2, 1, 0}, kLong);
+  auto grad_on = [&](Device d) {
+    Tensor wd = w.to(d, kDouble).detach().requires_grad_(true);
+    Tensor loss = cross_entropy_loss(relu(linear(x.to(d, kDouble), wd)), target.to(d, kLong));
+    loss.backward();
+    return wd.grad();
+  };
+  EXPECT_TRUE(tensors_equal(grad_on(gpu()), grad_on(Device(kCPU)), 1e-10));
+}
+
+// Last: it unloads the plugin while device memory is alive, then loads it again.
+TEST_F(CudaPlugin, DeviceMemoryKeepsThePluginMappedUntilItIsFreed) {
+  REQUIRE_CUDA_DEVICE();
+  {
+    Tensor t = ones({16}, TensorOptions().device(gpu()));
+    EXPECT_EQ(plugins().unload("cuda").state, PluginState::Unloading);
+    EXPECT_TRUE(fixtures::is_mapped(kLibrary));
+    EXPECT_FALSE(cuda::is_available());
+  }
+  EXPECT_EQ(fixtures::wait_for_state("cuda", PluginState::Unloaded).state, PluginState::Unloaded);
+  EXPECT_FALSE(fixtures::is_mapped(kLibrary));
+  ASSERT_EQ(plugins().load("cuda").state, PluginState::Loaded);
+  EXPECT_EQ(ones({4}, TensorOptions().device(gpu())).sum().item<double>(), 4.0);
+}
+
+}  // namespace
+}  // namespace opd
