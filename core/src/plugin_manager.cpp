@@ -204,7 +204,7 @@ struct PluginManager::Impl {
     check_permissions(m.path);
     check_permissions(m.library);
     if (m.sha256) {
-      std::string actual = sha256_of_file(m.library);
+      std::string actual = sha256_of_file_cached(m.library);
       if (actual != *m.sha256) {
         throw PluginError(fmt::format(
             "{}: sha256 mismatch for {}: the manifest expects {} but the file has {}; refusing to "

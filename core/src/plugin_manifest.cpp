@@ -4,8 +4,13 @@
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
+#include <sys/stat.h>
+
 #include <array>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include "opd/error.h"
@@ -113,6 +118,52 @@ std::string PluginManifest::where(const std::string& field) const {
   auto it = lines.find(field);
   if (it == lines.end()) return path.string();
   return fmt::format("{}:{}", path.string(), it->second);
+}
+
+namespace {
+
+// What identifies one content of a file: any write changes the size, mtime or ctime, and
+// replacing the file changes the inode.
+struct FileIdentity {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  timespec mtime{};
+  timespec ctime{};
+  bool operator==(const FileIdentity& o) const {
+    return dev == o.dev && ino == o.ino && size == o.size && mtime.tv_sec == o.mtime.tv_sec &&
+           mtime.tv_nsec == o.mtime.tv_nsec && ctime.tv_sec == o.ctime.tv_sec &&
+           ctime.tv_nsec == o.ctime.tv_nsec;
+  }
+};
+
+std::optional<FileIdentity> identity_of(const std::filesystem::path& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileIdentity{st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};
+}
+
+}  // namespace
+
+std::string sha256_of_file_cached(const std::filesystem::path& path) {
+  // Note [Hash cache]: reloading a plugin whose file did not change (hot reload of a test
+  // kernel, a bench) must not pay for hashing it every time. A digest is reused only while the
+  // file's identity is the one it was computed under, checked before and after hashing.
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<FileIdentity, std::string>> cache;
+  const std::optional<FileIdentity> before = identity_of(path);
+  if (before) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(path.string());
+    if (it != cache.end() && it->second.first == *before) return it->second.second;
+  }
+  std::string digest = sha256_of_file(path);
+  const std::optional<FileIdentity> after = identity_of(path);
+  if (before && after && *before == *after) {
+    std::lock_guard<std::mutex> lock(mutex);
+    cache[path.string()] = {*after, digest};
+  }
+  return digest;
 }
 
 std::string sha256_of_file(const std::filesystem::path& path) {

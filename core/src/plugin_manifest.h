@@ -47,5 +47,8 @@ PluginManifest read_manifest(const std::filesystem::path& path);
 // Lowercase hex SHA-256 of a file's content. Throws PluginError when it cannot be read.
 // Exported for the tests, which rewrite manifests.
 OPD_API std::string sha256_of_file(const std::filesystem::path& path);
+// sha256_of_file, reusing the digest last computed for `path` while the file keeps the identity
+// (device, inode, size, mtime, ctime) it had then (Note [Hash cache]).
+std::string sha256_of_file_cached(const std::filesystem::path& path);
 
 }  // namespace opd

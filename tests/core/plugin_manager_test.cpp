@@ -502,6 +502,29 @@ TEST_F(PluginManagerTest, ReloadThatIsRefusedKeepsTheOldVersionServing) {
   EXPECT_EQ(plugins().unload("good").state, PluginState::Unloaded);
 }
 
+// The digest of an unchanged library is reused across reloads (Note [Hash cache]); any write to
+// the file makes it count again. Appending leaves the mapped pages of the loaded copy alone.
+TEST_F(PluginManagerTest, ReloadRehashesALibraryWrittenSinceItsLastLoad) {
+  TempDir dir;
+  fs::path m = dir.copy_fixture("good_v1", "good");
+  ASSERT_EQ(plugins().load(m.string()).state, PluginState::Loaded);
+  EXPECT_EQ(plugins().reload("good").state, PluginState::Loaded);  // unchanged: digest reused
+  const fs::path lib = dir.path() / "libopd_good.so";
+  ASSERT_TRUE(fs::exists(lib));
+  {
+    std::ofstream out(lib, std::ios::binary | std::ios::app);
+    out << "trailing bytes";
+  }
+  try {
+    plugins().reload("good");
+    ADD_FAILURE() << "reloading a library changed since its digest was taken succeeded";
+  } catch (const PluginError& e) {
+    EXPECT_THAT(e.msg(), HasSubstr("sha256 mismatch"));
+  }
+  EXPECT_EQ(plugins().status("good").state, PluginState::Loaded);
+  EXPECT_EQ(plugins().unload("good").state, PluginState::Unloaded);
+}
+
 TEST_F(PluginManagerTest, ReloadRefusesAPluginThatIsNotLoaded) {
   try {
     plugins().reload("good");
