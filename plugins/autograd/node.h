@@ -97,10 +97,16 @@ class Node {
   std::weak_ptr<Node> weak_self_;
 };
 
-// A node owned so that it keeps this plugin mapped while it lives (see opd/plugin_object.h).
+// Destroys a node without recursing into the nodes it alone keeps alive (Note [Deep graphs]).
+void delete_node(void* node);
+
+// A node owned so that it keeps this plugin mapped while it lives (see opd/plugin_object.h), and
+// freed by delete_node.
 template <class T, class... Args>
 std::shared_ptr<T> make_node(Args&&... args) {
-  std::shared_ptr<T> node = make_plugin_shared(new T(std::forward<Args>(args)...), this_plugin_reference());
+  T* raw = new T(std::forward<Args>(args)...);
+  std::shared_ptr<T> node(
+      make_plugin_object(static_cast<Node*>(raw), &delete_node, this_plugin_reference()), raw);
   node->weak_self_ = node;
   return node;
 }

@@ -11,8 +11,8 @@
 namespace opd {
 namespace {
 
-using ::testing::HasSubstr;
 using test::leaf;
+using ::testing::HasSubstr;
 
 class Autograd : public ::testing::Test {
  protected:
@@ -119,8 +119,9 @@ TEST_F(Autograd, GradErrors) {
   Tensor x = ones({2}).requires_grad_();
   Tensor unused = ones({2}).requires_grad_();
   Tensor y = (x * 2).sum();
-  EXPECT_THAT(error_of([&] { autograd::grad({y}, {unused}, {}, true); }),
-              HasSubstr("One of the differentiated Tensors appears to not have been used in the graph"));
+  EXPECT_THAT(
+      error_of([&] { autograd::grad({y}, {unused}, {}, true); }),
+      HasSubstr("One of the differentiated Tensors appears to not have been used in the graph"));
   auto g = autograd::grad({y}, {unused}, {}, true, false, /*allow_unused=*/true);
   EXPECT_FALSE(g[0].defined());
   EXPECT_THAT(error_of([&] { (x * 2).backward(); }),
@@ -141,10 +142,13 @@ TEST_F(Autograd, RetainGradOnNonLeaf) {
 
 TEST_F(Autograd, InPlaceErrors) {
   Tensor x = ones({3}).requires_grad_();
-  EXPECT_THAT(error_of([&] { x.add_(1); }),
-              HasSubstr("a leaf Variable that requires grad is being used in an in-place operation."));
-  EXPECT_THAT(error_of([&] { x.slice(0, 0, 1).mul_(2); }),
-              HasSubstr("a view of a leaf Variable that requires grad is being used in an in-place operation."));
+  EXPECT_THAT(
+      error_of([&] { x.add_(1); }),
+      HasSubstr("a leaf Variable that requires grad is being used in an in-place operation."));
+  EXPECT_THAT(
+      error_of([&] { x.slice(0, 0, 1).mul_(2); }),
+      HasSubstr(
+          "a view of a leaf Variable that requires grad is being used in an in-place operation."));
   Tensor e = exp(x);
   e.add_(1);  // exp saved its result: backward must refuse
   EXPECT_THAT(error_of([&] { e.sum().backward(); }),
@@ -169,8 +173,9 @@ TEST_F(Autograd, NotImplementedAndOutOverloads) {
   EXPECT_THAT(error_of([&] { (x * 1).resize_({4}); }),
               HasSubstr("derivative for aten::resize_ is not implemented"));
   Tensor out = empty({3});
-  EXPECT_THAT(error_of([&] { add_out(out, x, x); }),
-              HasSubstr("add(): functions with out=... arguments don't support automatic differentiation"));
+  EXPECT_THAT(
+      error_of([&] { add_out(out, x, x); }),
+      HasSubstr("add(): functions with out=... arguments don't support automatic differentiation"));
 }
 
 TEST_F(Autograd, MetaGraphs) {
@@ -182,6 +187,20 @@ TEST_F(Autograd, MetaGraphs) {
   ASSERT_TRUE(w.grad().defined());
   EXPECT_TRUE(w.grad().is_meta());
   EXPECT_EQ(w.grad().sizes().vec(), (std::vector<int64_t>{4, 3}));
+}
+
+// A graph as long as a training loop that never calls backward makes: freeing it must not
+// recurse once per node (PyTorch frees nodes iteratively for this reason). 200,000 nodes
+// overflow an 8 MiB stack when each frees the next from its destructor.
+TEST_F(Autograd, AVeryLongGraphIsFreedWithoutRecursion) {
+  Tensor x = ones({1}, TensorOptions().dtype(kDouble)).requires_grad_();
+  Tensor y = x;
+  for (int i = 0; i < 200000; ++i) y = y * 1.0 + x;  // MulBackward0 saves nothing of y's past
+  EXPECT_EQ(autograd::grad_fn_name(y), "AddBackward0");
+  y = Tensor();  // frees the whole chain
+  Tensor z = x * 2;
+  z.sum().backward();
+  EXPECT_EQ(value(x.grad().sum()), 2.0);
 }
 
 }  // namespace
