@@ -91,6 +91,12 @@ same_output "--json named tuple" \
   '{"values":{"dtype":"int64","shape":[1],"strides":[1],"device":"cpu","data":[5]},"indices":{"dtype":"int64","shape":[1],"strides":[1],"device":"cpu","data":[1]}}' -- \
   --json "max(tensor([[1, 5]]), 1)"
 
+# Tensors with history print their node, leaves that need a gradient say so (PyTorch's repr).
+same_output "repr of a leaf that requires grad" "tensor([1., 1.], requires_grad=True)" \
+  -- "requires_grad_(ones([2]), True)"
+same_output "repr names grad_fn" "tensor([1., 1.], dtype=torch.float64, grad_fn=<MulBackward0>)" \
+  -- "x = requires_grad_(ones([2], dtype=float64), True); mul(x, x)"
+
 # Trace: every hop, nested, with its kernel's site and plugin.
 stderr_has "trace shows the factory" 0 \
   "aten::ones [call_boxed] DispatchKeySet(CPU) -> CPU: default backend kernel registered at" -- \

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "eval_print.h"
+#include "opd/autograd.h"
 #include "eval_tensor.h"
 
 namespace opd::cli::eval {
@@ -271,6 +272,11 @@ std::string tensor_repr(const Tensor& t) {
     HostValues h = read_values(t);
     Printer printer(h, h.numel() > kThreshold);
     body = printer.str(View{&h, 0, 0}, indent);
+  }
+  // As PyTorch: the node that made it, or for a leaf that needs one, that it requires grad.
+  if (t.requires_grad()) {
+    const std::string fn = autograd::grad_fn_name(t);
+    suffixes.push_back(fn.empty() ? "requires_grad=True" : "grad_fn=<" + fn + ">");
   }
   return add_suffixes(prefix + body, suffixes, indent);
 }
