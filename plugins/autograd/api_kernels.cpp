@@ -39,8 +39,8 @@ void backward(const Tensor& self, TensorList inputs, const std::optional<Tensor>
     return;
   }
   // backward(inputs=...): only these tensors' .grad() receive their gradients.
-  variable_list grads =
-      run_backward(roots, {root_gradient(self, gradient)}, keep_graph, create_graph, input_edges(inputs));
+  variable_list grads = run_backward(roots, {root_gradient(self, gradient)}, keep_graph,
+                                     create_graph, input_edges(inputs));
   GradModeGuard grad_mode(create_graph);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (grads[i].defined()) accumulate_into_grad(inputs[i], grads[i]);
@@ -61,9 +61,9 @@ std::vector<Tensor> grad(TensorList outputs, TensorList inputs, TensorList grad_
     root_grads.push_back(root_gradient(
         outputs[i], grad_outputs.empty() ? std::nullopt : std::optional<Tensor>(grad_outputs[i])));
   }
-  variable_list result = run_backward(roots, std::move(root_grads),
-                                      retain_graph.value_or(create_graph), create_graph,
-                                      input_edges(inputs));
+  variable_list result =
+      run_backward(roots, std::move(root_grads), retain_graph.value_or(create_graph), create_graph,
+                   input_edges(inputs));
   for (const Tensor& g : result) {
     OPD_CHECK(g.defined() || allow_unused,
               "One of the differentiated Tensors appears to not have been used in the graph. "
@@ -119,8 +119,7 @@ Tensor grad_of(const Tensor& self) {
 
 void set_grad(Tensor& self, const std::optional<Tensor>& grad) {
   if (grad && grad->defined()) {
-    OPD_CHECK(grad->sizes().equals(self.sizes()),
-              "assigned grad has data of a different size");
+    OPD_CHECK(grad->sizes().equals(self.sizes()), "assigned grad has data of a different size");
     materialize_meta(self).grad = *grad;
   } else if (AutogradMeta* m = get_meta(self)) {
     m->grad = Tensor();
@@ -136,14 +135,16 @@ std::string grad_fn_name(const Tensor& self) {
 
 Tensor select_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t dim,
                        int64_t index) {
-  Tensor r = zeros(input_sizes, TensorOptions().dtype(grad_output.scalar_type()).device(grad_output.device()));
+  Tensor r = zeros(input_sizes,
+                   TensorOptions().dtype(grad_output.scalar_type()).device(grad_output.device()));
   r.select(dim, index).copy_(grad_output);
   return r;
 }
 
 Tensor slice_backward(const Tensor& grad_output, IntArrayRef input_sizes, int64_t dim,
                       int64_t start, int64_t end, int64_t step) {
-  Tensor r = zeros(input_sizes, TensorOptions().dtype(grad_output.scalar_type()).device(grad_output.device()));
+  Tensor r = zeros(input_sizes,
+                   TensorOptions().dtype(grad_output.scalar_type()).device(grad_output.device()));
   r.slice(dim, start, end, step).copy_(grad_output);
   return r;
 }

@@ -67,7 +67,7 @@ struct ByRecency {
 // The nodes from which some captured edge can be reached (they must run); nodes are reached from
 // `roots` in a DAG, so one post-order walk decides each once.
 std::unordered_set<Node*> nodes_leading_to(const std::vector<Edge>& roots,
-                                            const std::unordered_set<Node*>& targets) {
+                                           const std::unordered_set<Node*>& targets) {
   std::unordered_map<Node*, bool> leads;  // decided nodes
   std::vector<std::pair<Node*, size_t>> stack;
   for (const Edge& r : roots) {
@@ -154,7 +154,8 @@ variable_list run_backward(const std::vector<Edge>& roots, variable_list grad_ro
     buffers.erase(node.get());
     inputs.resize(std::max(inputs.size(), node->num_inputs()));
     if (auto it = captures.find(node.get()); it != captures.end()) {
-      for (auto [nr, index] : it->second) captured[index] = nr < inputs.size() ? inputs[nr] : Tensor();
+      for (auto [nr, index] : it->second)
+        captured[index] = nr < inputs.size() ? inputs[nr] : Tensor();
     }
     if (accumulate_grad) {
       for (auto& [nr, weak] : node->retained_grads()) {
@@ -187,7 +188,8 @@ variable_list run_backward(const std::vector<Edge>& roots, variable_list grad_ro
       const Edge& e = node->next_edges()[i];
       if (!e.function) continue;
       if (grads[i].defined()) {
-        Tensor g = validate(*node, i, std::move(grads[i]), e.function->input_metadata()[e.input_nr]);
+        Tensor g =
+            validate(*node, i, std::move(grads[i]), e.function->input_metadata()[e.input_nr]);
         accumulate(buffers[e.function.get()], e.input_nr, std::move(g));
       }
       if (--dependencies[e.function.get()] == 0) ready.push(e.function);

@@ -10,9 +10,7 @@ TensorOptions options_of(const Tensor& t) {
   return TensorOptions().dtype(t.scalar_type()).device(t.device());
 }
 
-Tensor as_type(const Tensor& mask, const Tensor& like) {
-  return _to_copy(mask, options_of(like));
-}
+Tensor as_type(const Tensor& mask, const Tensor& like) { return _to_copy(mask, options_of(like)); }
 
 // The reduced dimensions, wrapped and sorted; all of them for none or [].
 std::vector<int64_t> reduced_dims(OptionalIntArrayRef dims, int64_t ndim) {
@@ -49,7 +47,8 @@ Tensor sum_to(const Tensor& t, IntArrayRef shape) {
 }
 
 Tensor maybe_multiply(const Tensor& t, const Scalar& s) {
-  bool one = s.is_integral(false) ? s.to<int64_t>() == 1 : (!s.is_complex() && s.to<double>() == 1.0);
+  bool one =
+      s.is_integral(false) ? s.to<int64_t>() == 1 : (!s.is_complex() && s.to<double>() == 1.0);
   return one ? t : t * s;
 }
 
@@ -104,8 +103,7 @@ Tensor to_copy_backward(const Tensor& grad, ScalarType self_type, Device self_de
   return _to_copy(grad, TensorOptions().dtype(self_type).device(self_device));
 }
 
-Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dims,
-                    bool keepdim) {
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dims, bool keepdim) {
   auto ds = reduced_dims(dims, static_cast<int64_t>(sizes.size()));
   return restore_reduced_dims(grad, ds, keepdim).expand(sizes);
 }
@@ -178,7 +176,8 @@ Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef
     return e;
   };
   const int64_t out_offset = offset.value_or(in_offset);
-  const int64_t n = std::max(extent(in_sizes, in_strides, in_offset), extent(sizes, strides, out_offset));
+  const int64_t n =
+      std::max(extent(in_sizes, in_strides, in_offset), extent(sizes, strides, out_offset));
   Tensor storage = zeros({n}, options_of(grad));
   storage.as_strided(sizes, strides, out_offset).copy_(grad);
   return storage.as_strided(in_sizes, in_strides, in_offset);

@@ -30,10 +30,8 @@ Tensor max_min_backward(const Tensor& grad, const Tensor& self, const Tensor& ot
 Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& min,
                       const std::optional<Scalar>& max);
 Tensor to_copy_backward(const Tensor& grad, ScalarType self_type, Device self_device);
-Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dims,
-                    bool keepdim);
-Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dims,
-                     bool keepdim);
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dims, bool keepdim);
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dims, bool keepdim);
 // amax/amin: the gradient split evenly between the elements equal to the extremum.
 Tensor amax_amin_backward(const Tensor& grad, const Tensor& self, const Tensor& result,
                           IntArrayRef dims, bool keepdim);

@@ -32,7 +32,8 @@ class CopySlices final : public Node {
     Tensor result = empty_strided(base_sizes_, base_strides_,
                                   TensorOptions().dtype(grad.scalar_type()).device(grad.device()));
     result.copy_(grad);
-    Tensor slice = result.as_strided(view_sizes_, view_strides_, result.storage_offset() + view_offset_);
+    Tensor slice =
+        result.as_strided(view_sizes_, view_strides_, result.storage_offset() + view_offset_);
     variable_list res = fn_->apply({slice.clone(MemoryFormat::Contiguous)});
     variable_list out(next_edges().size());
     if (res[0].defined()) {
@@ -82,7 +83,37 @@ void check_inplace(const Tensor& self, bool requires_grad) {
 
 void mark_view(const Tensor& view, const Tensor& base) {
   const AutogradMeta* b = get_meta(base);
-  materialize_meta(view).base = b && b->base.defined() ? b->base : base;
+  AutogradMeta& m = materialize_meta(view);
+  m.base = b && b->base.defined() ? b->base : base;
+  m.attr_version = version_of(view);
+}
+
+namespace {
+// Makes the view's grad_fn an AsStridedBackward0 into its base's current history.
+void set_history_from_base(const Tensor& view, AutogradMeta& m) {
+  const Tensor& base = m.base;
+  auto view_fn = make_node<generated::AsStridedBackward0>();
+  view_fn->set_next_edges({gradient_edge(base)});
+  view_fn->self_sizes = base.sizes().vec();
+  view_fn->self_strides = base.strides().vec();
+  view_fn->self_storage_offset = base.storage_offset();
+  view_fn->size_ = view.sizes().vec();
+  view_fn->stride_ = view.strides().vec();
+  view_fn->storage_offset_ = view.storage_offset();
+  m.grad_fn = view_fn;
+  m.output_nr = view_fn->add_input_metadata(view);
+  m.attr_version = version_of(view);
+}
+}  // namespace
+
+void refresh_view_history(const Tensor& view, AutogradMeta& m) {
+  m.attr_version = version_of(view);
+  if (!is_differentiable_type(view.scalar_type())) return;
+  if (requires_grad(m.base)) {
+    set_history_from_base(view, m);
+  } else {
+    m.grad_fn.reset();
+  }
 }
 
 void rebase_history(const Tensor& self, const std::shared_ptr<Node>& fn) {
@@ -96,16 +127,7 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& fn) {
   fn->add_input_metadata(self);
   set_history(base, copy_slices);
   // The view now reads its history from the base's.
-  auto view_fn = make_node<generated::AsStridedBackward0>();
-  view_fn->set_next_edges({gradient_edge(base)});
-  view_fn->self_sizes = base.sizes().vec();
-  view_fn->self_strides = base.strides().vec();
-  view_fn->self_storage_offset = base.storage_offset();
-  view_fn->size_ = self.sizes().vec();
-  view_fn->stride_ = self.strides().vec();
-  view_fn->storage_offset_ = self.storage_offset();
-  m.grad_fn = view_fn;
-  m.output_nr = view_fn->add_input_metadata(self);
+  set_history_from_base(self, m);
 }
 
 void throw_not_implemented(const char* op) {

@@ -19,14 +19,25 @@ namespace {
 std::string type_name(const Tensor& t) {
   std::string dtype;
   switch (t.scalar_type()) {
-    case ScalarType::Float32: dtype = "Float"; break;
-    case ScalarType::Float64: dtype = "Double"; break;
-    case ScalarType::Float16: dtype = "Half"; break;
-    case ScalarType::BFloat16: dtype = "BFloat16"; break;
-    default: dtype = to_string(t.scalar_type()); break;
+    case ScalarType::Float32:
+      dtype = "Float";
+      break;
+    case ScalarType::Float64:
+      dtype = "Double";
+      break;
+    case ScalarType::Float16:
+      dtype = "Half";
+      break;
+    case ScalarType::BFloat16:
+      dtype = "BFloat16";
+      break;
+    default:
+      dtype = to_string(t.scalar_type());
+      break;
   }
   std::string device = t.is_cpu() ? "" : t.device().str() + ".";
-  if (auto colon = device.find(':'); colon != std::string::npos) device = device.substr(0, colon) + ".";
+  if (auto colon = device.find(':'); colon != std::string::npos)
+    device = device.substr(0, colon) + ".";
   return fmt::format("torch.{}{}Tensor", device, dtype);
 }
 

@@ -8,8 +8,8 @@
 #include <cstdio>
 
 #include "eval_print.h"
-#include "opd/autograd.h"
 #include "eval_tensor.h"
+#include "opd/autograd.h"
 
 namespace opd::cli::eval {
 namespace {
@@ -273,8 +273,9 @@ std::string tensor_repr(const Tensor& t) {
     Printer printer(h, h.numel() > kThreshold);
     body = printer.str(View{&h, 0, 0}, indent);
   }
-  // As PyTorch: the node that made it, or for a leaf that needs one, that it requires grad.
-  if (t.requires_grad()) {
+  // As PyTorch: the node that made it, or for a leaf that needs one, that it requires grad. Only
+  // the autograd plugin gives tensors autograd state (and answers these questions).
+  if (t.unsafe_get_impl()->autograd_meta() && t.requires_grad()) {
     const std::string fn = autograd::grad_fn_name(t);
     suffixes.push_back(fn.empty() ? "requires_grad=True" : "grad_fn=<" + fn + ">");
   }

@@ -168,6 +168,38 @@ TEST_F(Autograd, InPlaceRebasesHistory) {
   EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{4, 4, 4}));
 }
 
+// Note [View history]: views made before an in-place change of their base (or of another view
+// of it) take their gradient through the base's new history. Values checked with PyTorch 1.13.
+TEST_F(Autograd, ViewsFollowInPlaceChangesOfTheirBase) {
+  const auto opts = TensorOptions().dtype(kDouble);
+  Tensor x = arange(1, 4, 1, opts).requires_grad_();
+  {
+    Tensor base = x * 1;
+    Tensor v = base.select(0, 0);
+    base.mul_(2);
+    EXPECT_EQ(autograd::grad_fn_name(v), "AsStridedBackward0");
+    v.sum().backward();
+    EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{2, 0, 0}));
+  }
+  autograd::set_grad(x, Tensor());
+  {
+    Tensor base = x * 1;
+    Tensor v1 = base.slice(0, 0, 2), v2 = base.slice(0, 1, 3);
+    v1.mul_(3);
+    EXPECT_EQ(autograd::grad_fn_name(v2), "AsStridedBackward0");
+    (v2 * 1).sum().backward();
+    EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{0, 3, 1}));
+  }
+  // A base that needed no gradient gets one from an in-place operator: so do its views.
+  Tensor w = full({1}, 5.0, opts).requires_grad_();
+  Tensor b = zeros({3}, opts);
+  Tensor v = b.slice(0, 1, 3);
+  b.add_(w);
+  EXPECT_TRUE(v.requires_grad());
+  v.sum().backward();
+  EXPECT_EQ(test::detail::flat(w.grad()), (std::vector<double>{2}));
+}
+
 TEST_F(Autograd, NotImplementedAndOutOverloads) {
   Tensor x = ones({3}).requires_grad_();
   EXPECT_THAT(error_of([&] { (x * 1).resize_({4}); }),
