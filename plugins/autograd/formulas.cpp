@@ -164,6 +164,51 @@ Tensor slice_backward_wrapper(const Tensor& grad, IntArrayRef sizes, int64_t dim
   return slice_backward(grad, sizes, dim, s, e, step);
 }
 
+namespace {
+
+// Whether elements of this geometry may share memory (PyTorch's maybe-overlapping test): with the
+// dims of more than one element sorted by stride, each stride must exceed the extent of the
+// smaller ones.
+bool may_overlap(IntArrayRef sizes, IntArrayRef strides) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return false;
+    if (sizes[i] > 1) dims.emplace_back(strides[i], sizes[i]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t extent = 0;  // the last offset reached by the smaller dims
+  for (const auto& [stride, size] : dims) {
+    if (stride <= extent) return true;
+    extent += (size - 1) * stride;
+  }
+  return false;
+}
+
+// For every element of the geometry, in row-major order, its storage position.
+template <class F>
+void for_each_position(IntArrayRef sizes, IntArrayRef strides, int64_t offset, F&& f) {
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  std::vector<int64_t> index(sizes.size(), 0);
+  for (int64_t i = 0; i < numel; ++i) {
+    int64_t pos = offset;
+    for (size_t d = 0; d < sizes.size(); ++d) pos += index[d] * strides[d];
+    f(i, pos);
+    for (size_t d = sizes.size(); d-- > 0;) {
+      if (++index[d] < sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+// Note [as_strided backward]
+// The gradient goes through a zero "storage" of the extent both geometries reach: the output's
+// geometry receives grad, the input's reads it back. When output elements share memory, their
+// gradients add up in the storage (a scatter-add, done on the host: this form is not itself
+// differentiable); when input elements share memory, each gets its storage slot's gradient
+// divided by how many input elements share that slot, as PyTorch's as_strided_backward does.
 Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef in_strides,
                            int64_t in_offset, IntArrayRef sizes, IntArrayRef strides,
                            std::optional<int64_t> offset) {
@@ -178,9 +223,31 @@ Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef
   const int64_t out_offset = offset.value_or(in_offset);
   const int64_t n =
       std::max(extent(in_sizes, in_strides, in_offset), extent(sizes, strides, out_offset));
-  Tensor storage = zeros({n}, options_of(grad));
-  storage.as_strided(sizes, strides, out_offset).copy_(grad);
-  return storage.as_strided(in_sizes, in_strides, in_offset);
+  const bool out_overlaps = may_overlap(sizes, strides);
+  const bool in_overlaps = may_overlap(in_sizes, in_strides);
+  if (!out_overlaps && !in_overlaps) {
+    Tensor storage = zeros({n}, options_of(grad));
+    storage.as_strided(sizes, strides, out_offset).copy_(grad);
+    return storage.as_strided(in_sizes, in_strides, in_offset);
+  }
+  if (grad.is_meta()) return empty(in_sizes, options_of(grad));  // shapes only
+  const Tensor g = grad.to(Device(kCPU), kDouble).contiguous();
+  Tensor storage = zeros({n}, TensorOptions().dtype(kDouble));
+  double* slots = storage.data_ptr<double>();
+  const double* gv = g.data_ptr<double>();
+  for_each_position(sizes, strides, out_offset,
+                    [&](int64_t i, int64_t pos) { slots[pos] += gv[i]; });
+  if (in_overlaps) {
+    std::vector<int64_t> sharing(static_cast<size_t>(n), 0);
+    for_each_position(in_sizes, in_strides, in_offset,
+                      [&](int64_t, int64_t pos) { ++sharing[pos]; });
+    for (int64_t p = 0; p < n; ++p) {
+      if (sharing[p] > 1) slots[p] /= static_cast<double>(sharing[p]);
+    }
+  }
+  return storage.to(grad.device(), grad.scalar_type())
+      .as_strided(in_sizes, in_strides, in_offset)
+      .clone(MemoryFormat::Contiguous);
 }
 
 std::vector<Tensor> cat_tensors_backward(const Tensor& grad,

@@ -43,7 +43,7 @@ Tensor unsqueeze_to(const Tensor& grad, int64_t dim, IntArrayRef sizes);
 Tensor slice_backward_wrapper(const Tensor& grad, IntArrayRef sizes, int64_t dim,
                               std::optional<int64_t> start, std::optional<int64_t> end,
                               int64_t step);
-// as_strided's input gradient when neither the input nor the output geometry overlaps itself.
+// as_strided's input gradient, for any geometries (Note [as_strided backward]).
 Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef in_strides,
                            int64_t in_offset, IntArrayRef sizes, IntArrayRef strides,
                            std::optional<int64_t> offset);

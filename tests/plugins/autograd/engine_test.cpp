@@ -200,6 +200,26 @@ TEST_F(Autograd, ViewsFollowInPlaceChangesOfTheirBase) {
   EXPECT_EQ(test::detail::flat(w.grad()), (std::vector<double>{2}));
 }
 
+// Note [as_strided backward]: elements that share memory, in the result (their gradients add up)
+// or in the input (they share their slot's gradient). Values checked with PyTorch 1.13.
+TEST_F(Autograd, AsStridedWithOverlappingElements) {
+  const auto opts = TensorOptions().dtype(kDouble);
+  Tensor x = arange(1, 4, 1, opts).requires_grad_();
+  Tensor w = arange(1, 5, 1, opts).view({2, 2});
+  (x.as_strided({2, 2}, {1, 1}, 0) * w).sum().backward();
+  EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{1, 5, 4}));
+  autograd::set_grad(x, Tensor());
+  (x.expand({2, 3}).as_strided({3}, {1}, 0) * arange(1, 4, 1, opts)).sum().backward();
+  EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{1, 2, 3}));
+  // An expanded view whose base then changes in place (Note [View history]).
+  autograd::set_grad(x, Tensor());
+  Tensor base = x * 1;
+  Tensor v = base.expand({2, 3});
+  base.mul_(2);
+  v.sum().backward();
+  EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{4, 4, 4}));
+}
+
 TEST_F(Autograd, NotImplementedAndOutOverloads) {
   Tensor x = ones({3}).requires_grad_();
   EXPECT_THAT(error_of([&] { (x * 1).resize_({4}); }),

@@ -136,6 +136,20 @@ TEST_F(CudaPlugin, ACpuScalarJoinsCudaTensorsButNotACpuVector) {
             "cuda:0 and cpu!");
 }
 
+TEST_F(CudaPlugin, HalfAndBFloat16ComputeInFloatWhereTheCpuRefuses) {
+  REQUIRE_CUDA_DEVICE();
+  for (ScalarType dtype : {kHalf, kBFloat16}) {
+    Tensor x = tensor({1, 2.5, -3}, dtype, gpu());
+    EXPECT_TRUE(tensors_equal(mul(add(x, x), x), tensor({2, 12.5, 18}, dtype))) << to_string(dtype);
+    EXPECT_TRUE(tensors_equal(relu(x), tensor({1, 2.5, 0}, dtype))) << to_string(dtype);
+    EXPECT_TRUE(tensors_equal(lt(x, scalar_tensor(2)), tensor({1, 0, 1}, kBool)));
+    Tensor m = tensor({1, 2, 3, 4}, {2, 2}, dtype, gpu());
+    EXPECT_TRUE(tensors_equal(mm(m, m), tensor({7, 10, 15, 22}, {2, 2}, dtype)));
+  }
+  EXPECT_EQ(test::error_of_type<TypeError>([] { add(ones({1}, kHalf), ones({1}, kHalf)); }),
+            "\"add_cpu\" not implemented for 'Half'");
+}
+
 TEST_F(CudaPlugin, RandomNumbersAreTheCpusForTheSameSeed) {
   REQUIRE_CUDA_DEVICE();
   for (ScalarType dtype : {kFloat, kDouble, kHalf}) {
@@ -143,7 +157,8 @@ TEST_F(CudaPlugin, RandomNumbersAreTheCpusForTheSameSeed) {
     Tensor on_gpu = randn({1000}, TensorOptions().dtype(dtype).device(gpu()));
     manual_seed(7);
     Tensor on_cpu = randn({1000}, TensorOptions().dtype(dtype));
-    EXPECT_TRUE(tensors_equal(on_gpu, on_cpu, 0)) << to_string(dtype);
+    // The same Philox draws; CUDA's double log and cos may differ from glibc's in the last bit.
+    EXPECT_TRUE(tensors_equal(on_gpu, on_cpu, dtype == kDouble ? 1e-14 : 0)) << to_string(dtype);
   }
 }
 

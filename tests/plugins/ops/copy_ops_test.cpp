@@ -55,9 +55,9 @@ TEST_P(CopyOps, ToAnotherDtypeConvertsAsPyTorchDoes) {
   // Double to Float rounds to nearest.
   Tensor third = make({1.0 / 3}, {1}, kDouble).to(kFloat);
   EXPECT_EQ(third.scalar_type(), kFloat);
-  EXPECT_EQ(third.data_ptr<float>()[0], static_cast<float>(1.0 / 3));
+  EXPECT_EQ(test::values(third)[0], static_cast<float>(1.0 / 3));
   Tensor big = make({16777217}, {1}, kLong).to(kFloat);  // 2^24 + 1 is not a float
-  EXPECT_EQ(big.data_ptr<float>()[0], 16777216.0f);
+  EXPECT_EQ(test::values(big)[0], 16777216.0f);
 }
 
 TEST_P(CopyOps, ToCopyMakesANewTensorKeepingDenseStrides) {
