@@ -23,6 +23,19 @@ std::string kernel_name(std::string_view op, const Device& device) {
   return std::string(op) + (device.is_cuda() ? "_cuda" : "_cpu");
 }
 
+// The dtype check of the kernel called `name` on `device`: the CPU's sets, and on CUDA also Half
+// and BFloat16 (computed in float) wherever floating types are taken, as PyTorch's CUDA kernels
+// do.
+void check_dtype_on(const Device& device, std::string_view name, ScalarType dtype, TypeSet set) {
+  const bool half_like = dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16;
+  if (device.is_cuda() && half_like && set != TypeSet::Integral) return;
+  check_dtype_in(name, dtype, set);
+}
+// check_dtype_on for the kernel "<op>_cpu" or "<op>_cuda".
+void check_kernel_dtype(std::string_view op, const Device& device, ScalarType dtype, TypeSet set) {
+  check_dtype_on(device, kernel_name(op, device), dtype, set);
+}
+
 }  // namespace
 
 Scalar negated(const Scalar& s) {
@@ -35,7 +48,7 @@ TensorIterator add_meta(const Tensor& out, const Tensor& self, const Tensor& oth
                         const Scalar& alpha) {
   TensorIterator iter = TensorIterator::binary_op("add", out, self, other);
   check_alpha(iter.common_dtype(), alpha);
-  check_dtype_in(kernel_name("add", iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
+  check_kernel_dtype("add", iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
   check_scalar_fits(alpha, iter.common_dtype());
   return iter;
 }
@@ -50,20 +63,20 @@ TensorIterator sub_meta(const Tensor& out, const Tensor& self, const Tensor& oth
             "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   TensorIterator iter = TensorIterator::binary_op("sub", out, self, other);
   check_alpha(iter.common_dtype(), alpha);
-  check_dtype_in(kernel_name("sub", iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
+  check_kernel_dtype("sub", iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
   check_scalar_fits(negated(alpha), iter.common_dtype());
   return iter;
 }
 
 TensorIterator mul_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
   TensorIterator iter = TensorIterator::binary_op("mul", out, self, other);
-  check_dtype_in(kernel_name("mul", iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
+  check_kernel_dtype("mul", iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
   return iter;
 }
 
 TensorIterator div_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
   TensorIterator iter = TensorIterator::binary_float_op("div", out, self, other);
-  check_dtype_in(kernel_name("div_true", iter.device()), iter.common_dtype(), TypeSet::Floating);
+  check_kernel_dtype("div_true", iter.device(), iter.common_dtype(), TypeSet::Floating);
   return iter;
 }
 
@@ -104,14 +117,14 @@ TensorIterator min_max_meta(std::string_view name, const Tensor& out, const Tens
   OPD_CHECK(!is_complex(self.scalar_type()) && !is_complex(other.scalar_type()),
             "{} not implemented for complex tensors.", name);
   TensorIterator iter = TensorIterator::binary_op(name, out, self, other);
-  check_dtype_in(kernel_name(name, iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
+  check_kernel_dtype(name, iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
   return iter;
 }
 
 TensorIterator comparison_meta(std::string_view name, const Tensor& out, const Tensor& self,
                                const Tensor& other) {
   TensorIterator iter = TensorIterator::comparison_op(name, out, self, other);
-  check_dtype_in(kernel_name(name, iter.device()), iter.common_dtype(), TypeSet::AllAndBool);
+  check_kernel_dtype(name, iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
   return iter;
 }
 
@@ -124,7 +137,7 @@ TensorIterator where_meta(const Tensor& out, const Tensor& condition, const Tens
   // The condition keeps its dtype, so the values are converted here rather than by the
   // iterator (which would convert every input); Meta tensors have nothing to convert.
   const auto value = [&](const Tensor& t) { return t.is_meta() ? t : converted(t, dtype); };
-  check_dtype_in(kernel_name("where", self.device()), dtype, TypeSet::AllAndBool);
+  check_kernel_dtype("where", self.device(), dtype, TypeSet::AllAndBool);
   return TensorIteratorConfig("where")
       .add_output(out)
       .add_input(condition)
@@ -140,26 +153,26 @@ TensorIterator neg_meta(const Tensor& out, const Tensor& self) {
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead.");
   TensorIterator iter = TensorIterator::unary_op("neg", out, self);
-  check_dtype_in(kernel_name("neg", iter.device()), iter.common_dtype(), TypeSet::All);
+  check_kernel_dtype("neg", iter.device(), iter.common_dtype(), TypeSet::All);
   return iter;
 }
 
 TensorIterator abs_meta(const Tensor& out, const Tensor& self) {
   TensorIterator iter = TensorIterator::unary_op("abs", out, self);
-  check_dtype_in(kernel_name("abs", iter.device()), iter.common_dtype(), TypeSet::All);
+  check_kernel_dtype("abs", iter.device(), iter.common_dtype(), TypeSet::All);
   return iter;
 }
 
 TensorIterator unary_float_meta(std::string_view name, const Tensor& out, const Tensor& self) {
   TensorIterator iter = TensorIterator::unary_float_op(name, out, self);
-  check_dtype_in(kernel_name(name, iter.device()), iter.common_dtype(), TypeSet::Floating);
+  check_kernel_dtype(name, iter.device(), iter.common_dtype(), TypeSet::Floating);
   return iter;
 }
 
 TensorIterator relu_meta(const Tensor& out, const Tensor& self) {
   OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
   TensorIterator iter = TensorIterator::unary_op("relu", out, self);
-  check_dtype_in(kernel_name("relu", iter.device()), iter.common_dtype(), TypeSet::All);
+  check_kernel_dtype("relu", iter.device(), iter.common_dtype(), TypeSet::All);
   return iter;
 }
 
@@ -172,7 +185,7 @@ GeluApproximation gelu_approximation(std::string_view approximate) {
 TensorIterator gelu_meta(const Tensor& out, const Tensor& self, std::string_view approximate) {
   gelu_approximation(approximate);
   TensorIterator iter = TensorIterator::unary_op("gelu", out, self);
-  check_dtype_in("GeluKernelImpl", iter.common_dtype(), TypeSet::Floating);
+  check_dtype_on(iter.device(), "GeluKernelImpl", iter.common_dtype(), TypeSet::Floating);
   return iter;
 }
 
@@ -195,7 +208,7 @@ TensorIterator clamp_meta(const Tensor& out, const Tensor& self, const std::opti
   OPD_CHECK(!is_complex(dtype), "clamp is not supported for complex types");
   TensorIterator iter =
       TensorIteratorConfig("clamp").add_output(out).add_input(self).compute_dtype(dtype).build();
-  check_dtype_in(kernel_name("clamp_scalar", iter.device()), dtype, TypeSet::All);
+  check_kernel_dtype("clamp_scalar", iter.device(), dtype, TypeSet::All);
   if (min) check_scalar_fits(*min, dtype);
   if (max) check_scalar_fits(*max, dtype);
   return iter;
@@ -211,8 +224,7 @@ TensorIterator threshold_backward_meta(const Tensor& out, const Tensor& grad_out
                             .cast_common_dtype_to_outputs(true)
                             .enforce_safe_casting_to_output(true)
                             .build();
-  check_dtype_in(kernel_name("threshold_backward", iter.device()), iter.common_dtype(),
-                 TypeSet::All);
+  check_kernel_dtype("threshold_backward", iter.device(), iter.common_dtype(), TypeSet::All);
   check_scalar_fits(threshold, iter.common_dtype());
   return iter;
 }
@@ -221,7 +233,7 @@ TensorIterator pointwise_backward_meta(std::string_view name, std::string_view k
                                        const Tensor& out, const Tensor& grad_output,
                                        const Tensor& other) {
   TensorIterator iter = TensorIterator::binary_op(name, out, grad_output, other);
-  check_dtype_in(kernel_name, iter.common_dtype(), TypeSet::Floating);
+  check_dtype_on(iter.device(), kernel_name, iter.common_dtype(), TypeSet::Floating);
   return iter;
 }
 

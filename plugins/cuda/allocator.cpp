@@ -31,10 +31,17 @@ class CudaMemory final : public DeviceMemory {
     check(err, "cudaMalloc(&ptr, nbytes)");
     return ptr;
   }
+  // Never throws: it runs from empty_cache at plugin shutdown and from the allocator's
+  // destructor. At process exit the runtime may be gone already; nothing is left to give back
+  // then. cudaFree runs on the block's own device (its implicit synchronisation is that
+  // device's, and it must not create a context on whichever device the thread has current).
   void release(void* ptr) override {
-    // At process exit the runtime may be gone already; nothing is left to give back then.
-    const cudaError_t err = cudaFree(ptr);
-    if (err != cudaSuccess) (void)cudaGetLastError();
+    int previous = index_;
+    const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != index_ &&
+                          cudaSetDevice(index_) == cudaSuccess;
+    (void)cudaFree(ptr);
+    if (switched) (void)cudaSetDevice(previous);
+    (void)cudaGetLastError();  // no failure here may surface at the next check
   }
   std::string name() const override { return fmt::format("cuda:{}", index_); }
 

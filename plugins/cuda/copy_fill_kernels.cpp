@@ -66,7 +66,8 @@ void copy_from_host(Tensor& self, const Tensor& src) {
   if (!dense.is_same(self)) device_copy(self, dense);
 }
 
-void copy_to_host(Tensor& self, const Tensor& src) {
+// Returns whether it bumped self's version (the CPU's copy_ does when it scatters).
+bool copy_to_host(Tensor& self, const Tensor& src) {
   const int index = cuda::device_index(src.device());
   cuda::DeviceGuard guard(index);
   const cudaStream_t stream = cuda::current_stream(index);
@@ -77,7 +78,9 @@ void copy_to_host(Tensor& self, const Tensor& src) {
   OPD_CUDA_CHECK(cudaMemcpyAsync(host.data_ptr(), dense.data_ptr(), nbytes_of(dense),
                                  cudaMemcpyDeviceToHost, stream));
   OPD_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (!host.is_same(self)) self.copy_(host);  // the CPU plugin scatters it
+  if (host.is_same(self)) return false;
+  self.copy_(host);  // the CPU plugin scatters it
+  return true;
 }
 
 void copy_between_devices(Tensor& self, const Tensor& src) {
@@ -105,6 +108,7 @@ void copy_between_devices(Tensor& self, const Tensor& src) {
 Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
   (void)non_blocking;  // see Note [CUDA copies]
   std::optional<TensorIterator> iter = common::copy_meta(self, src);
+  bool bumped = false;
   if (iter) {
     OPD_CHECK((self.is_cuda() || self.is_cpu()) && (src.is_cuda() || src.is_cpu()),
               "copy_: the CUDA plugin copies between CUDA and CPU tensors, not from {} to {}",
@@ -116,10 +120,10 @@ Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
     } else if (self.is_cuda()) {
       copy_from_host(self, src);
     } else {
-      copy_to_host(self, src);
+      bumped = copy_to_host(self, src);
     }
   }
-  self.bump_version();
+  if (!bumped) self.bump_version();
   return self;
 }
 

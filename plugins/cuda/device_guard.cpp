@@ -41,7 +41,8 @@ DeviceGuard::DeviceGuard(int index) : index_(index), previous_(current_device())
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (index_ != previous_) (void)cudaSetDevice(previous_);
+  // A destructor cannot report the failure; it must not surface at the next check either.
+  if (index_ != previous_ && cudaSetDevice(previous_) != cudaSuccess) (void)cudaGetLastError();
 }
 
 cudaStream_t current_stream(int index) {

@@ -1,5 +1,7 @@
 #include "cuda/geometry.h"
 
+#include <cmath>
+
 #include "cuda/device_guard.h"
 #include "opd/error.h"
 
@@ -21,10 +23,14 @@ kern::ScalarArg scalar_arg(const Scalar& s) {
   a.is_set = true;
   if (s.is_floating_point()) {
     a.f = s.to_double();
-    a.i = static_cast<int64_t>(a.f);
+    // Converting NaN, an infinity or a value past int64's range is undefined; only integer
+    // kernels read `i`, and the metadata step refuses such values for them.
+    const bool fits = std::isfinite(a.f) && std::fabs(a.f) < 0x1p63;
+    a.i = fits ? static_cast<int64_t>(a.f) : 0;
   } else {
     a.i = s.to_int64();
     a.f = static_cast<double>(a.i);
+    a.is_integral = true;
   }
   return a;
 }

@@ -258,7 +258,11 @@ int launch_unary(UnaryOp op, Dtype dtype, const Geometry& g, ScalarArg a, Scalar
 int launch_binary(BinaryOp op, Dtype dtype, const Geometry& g, ScalarArg a, Stream stream) {
   return visit(dtype, [&](auto tag) {
     using T = decltype(tag);
-    BinaryFn<T> f{op, scalar_as<acc_t<T>>(a)};
+    // alpha in the arithmetic type, as PyTorch's opmath; the threshold in the element type, as
+    // the CPU's threshold.to<scalar_t>() (it differs for Half and BFloat16 only).
+    const acc_t<T> arg =
+        op == BinaryOp::ThresholdBackward ? to_acc(scalar_as<T>(a)) : scalar_as<acc_t<T>>(a);
+    BinaryFn<T> f{op, arg};
     return launch_elementwise<T, T, T>(g, f, stream);
   });
 }

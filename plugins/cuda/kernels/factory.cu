@@ -10,6 +10,12 @@
 namespace opd::cuda::kern {
 namespace {
 
+// step * i rounded on its own: nvcc would otherwise fuse `start + step * i` into one fma, whose
+// single rounding gives other values than the CPU's multiply-then-add.
+__device__ __forceinline__ float product(float step, float i) { return __fmul_rn(step, i); }
+__device__ __forceinline__ double product(double step, double i) { return __dmul_rn(step, i); }
+__device__ __forceinline__ int64_t product(int64_t step, int64_t i) { return step * i; }
+
 // start + i * step in PyTorch's accumulation type (int64 for integers, float for the 16-bit
 // floats, double otherwise), then cast, as the CPU's arange.
 template <class T, class Acc>
@@ -17,7 +23,7 @@ __global__ void arange_kernel(T* out, int64_t n, Acc start, Acc step) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    out[i] = cast_to<T>(start + step * static_cast<Acc>(i));
+    out[i] = cast_to<T>(start + product(step, static_cast<Acc>(i)));
   }
 }
 

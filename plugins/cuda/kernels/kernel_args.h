@@ -45,11 +45,14 @@ struct Geometry {
   char* data[kMaxOperands] = {};
 };
 
-// A Scalar argument in the two forms a kernel may need; the host fills both.
+// A Scalar argument in the two forms a kernel may need; the host fills both. `i` of a floating
+// Scalar is its value truncated (0 when no int64 holds it: the metadata step has refused such a
+// value for an integer kernel by then).
 struct ScalarArg {
   double f = 0;
   int64_t i = 0;
   bool is_set = false;
+  bool is_integral = false;  // an integer or bool Scalar: `i` is its exact value
 };
 
 enum class UnaryOp : int8_t {

@@ -166,6 +166,9 @@ inline constexpr bool kIsFloat =
     std::is_floating_point_v<T> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
 // An element of type T from a float/double or integer value (the 16-bit floats through float).
+// A floating value goes into an unsigned type through int64, so that a negative value wraps
+// (-1.0 -> 255) as the CPU's conversion does on x86 (and PyTorch's c10::convert for uint8); the
+// device's own conversion saturates (-1.0 -> 0).
 template <class T, class V>
 __host__ __device__ __forceinline__ T cast_to(V v) {
   if constexpr (std::is_same_v<T, __half>) {
@@ -174,6 +177,8 @@ __host__ __device__ __forceinline__ T cast_to(V v) {
     return __float2bfloat16_rn(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != V(0);
+  } else if constexpr (std::is_unsigned_v<T> && std::is_floating_point_v<V>) {
+    return static_cast<T>(static_cast<int64_t>(v));
   } else {
     return static_cast<T>(v);
   }
@@ -181,7 +186,7 @@ __host__ __device__ __forceinline__ T cast_to(V v) {
 
 // An element as its arithmetic type.
 template <class T>
-__device__ __forceinline__ acc_t<T> to_acc(T v) {
+__host__ __device__ __forceinline__ acc_t<T> to_acc(T v) {
   if constexpr (std::is_same_v<T, __half>) {
     return __half2float(v);
   } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
@@ -191,11 +196,12 @@ __device__ __forceinline__ acc_t<T> to_acc(T v) {
   }
 }
 
-// A Scalar argument as T.
+// A Scalar argument as T, converted as Scalar::to<T> does (an integer Scalar into a floating
+// type from its int64 value, not through double).
 template <class T>
 __host__ __device__ inline T scalar_as(ScalarArg s) {
   if constexpr (kIsFloat<T>) {
-    return cast_to<T>(s.f);
+    return s.is_integral ? cast_to<T>(s.i) : cast_to<T>(s.f);
   } else if constexpr (std::is_same_v<T, bool>) {
     return s.f != 0;
   } else {
