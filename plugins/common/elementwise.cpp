@@ -44,33 +44,49 @@ Scalar negated(const Scalar& s) {
   return Scalar(-s.to_int64());
 }
 
+void check_add(const Device& device, ScalarType dtype, const Scalar& alpha) {
+  check_alpha(dtype, alpha);
+  check_kernel_dtype("add", device, dtype, TypeSet::AllAndBool);
+  check_scalar_fits(alpha, dtype);
+}
+
 TensorIterator add_meta(const Tensor& out, const Tensor& self, const Tensor& other,
                         const Scalar& alpha) {
   TensorIterator iter = TensorIterator::binary_op("add", out, self, other);
-  check_alpha(iter.common_dtype(), alpha);
-  check_kernel_dtype("add", iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
-  check_scalar_fits(alpha, iter.common_dtype());
+  check_add(iter.device(), iter.common_dtype(), alpha);
   return iter;
 }
 
-TensorIterator sub_meta(const Tensor& out, const Tensor& self, const Tensor& other,
-                        const Scalar& alpha) {
+void check_sub_operands(const Tensor& self, const Tensor& other) {
   OPD_CHECK(self.scalar_type() != ScalarType::Bool || other.scalar_type() != ScalarType::Bool,
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
             "or `logical_xor()` operator instead.");
   OPD_CHECK(self.scalar_type() != ScalarType::Bool && other.scalar_type() != ScalarType::Bool,
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
             "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+void check_sub(const Device& device, ScalarType dtype, const Scalar& alpha) {
+  check_alpha(dtype, alpha);
+  check_kernel_dtype("sub", device, dtype, TypeSet::AllAndBool);
+  check_scalar_fits(negated(alpha), dtype);
+}
+
+TensorIterator sub_meta(const Tensor& out, const Tensor& self, const Tensor& other,
+                        const Scalar& alpha) {
+  check_sub_operands(self, other);
   TensorIterator iter = TensorIterator::binary_op("sub", out, self, other);
-  check_alpha(iter.common_dtype(), alpha);
-  check_kernel_dtype("sub", iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
-  check_scalar_fits(negated(alpha), iter.common_dtype());
+  check_sub(iter.device(), iter.common_dtype(), alpha);
   return iter;
+}
+
+void check_mul(const Device& device, ScalarType dtype) {
+  check_kernel_dtype("mul", device, dtype, TypeSet::AllAndBool);
 }
 
 TensorIterator mul_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
   TensorIterator iter = TensorIterator::binary_op("mul", out, self, other);
-  check_kernel_dtype("mul", iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
+  check_mul(iter.device(), iter.common_dtype());
   return iter;
 }
 

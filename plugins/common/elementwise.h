@@ -38,6 +38,15 @@ TensorIterator add_meta(const Tensor& out, const Tensor& self, const Tensor& oth
 TensorIterator sub_meta(const Tensor& out, const Tensor& self, const Tensor& other,
                         const Scalar& alpha);
 TensorIterator mul_meta(const Tensor& out, const Tensor& self, const Tensor& other);
+
+// The checks add_meta, sub_meta and mul_meta make once the iterator is built, for a kernel that
+// knows the iterator's outcome without building one: two operands of `dtype` on `device` that need
+// no broadcasting, promotion or conversion (Note [Same-shape fast path] in the CPU plugin). Same
+// errors, same order; sub's operand checks come first, as in sub_meta.
+void check_add(const Device& device, ScalarType dtype, const Scalar& alpha);
+void check_sub_operands(const Tensor& self, const Tensor& other);
+void check_sub(const Device& device, ScalarType dtype, const Scalar& alpha);
+void check_mul(const Device& device, ScalarType dtype);
 // True division: integral and bool inputs compute in Float.
 TensorIterator div_meta(const Tensor& out, const Tensor& self, const Tensor& other);
 // pow.Tensor_Scalar: computes in result_type(self, exponent), the exponent a wrapped number.

@@ -6,7 +6,10 @@
 #include <type_traits>
 
 #include "common/elementwise.h"
+#include "common/loops.h"
+#include "cpu/allocator.h"
 #include "cpu/elementwise_loops.h"
+#include "cpu/parallel.h"
 #include "opd/native/CPU.h"
 
 namespace opd::native {
@@ -15,19 +18,63 @@ namespace {
 using common::TensorIterator;
 using cpu::cpu_kernel;
 
+// Note [Same-shape fast path]
+// The functional add, sub and mul of two contiguous CPU tensors of one dtype and one shape: what
+// TensorIterator::binary_op would decide is known in advance (that dtype, those sizes, a new
+// contiguous output, nothing to convert or broadcast), so the kernel makes the same checks
+// (common::check_add and friends) and runs one flat loop without building an iterator, which is
+// about 40% of a small add's time. Each operator's element function is written once and run by
+// either: `run(op)` below is cpu_kernel over an iterator, or DenseRun.
+bool same_shape_dense(const Tensor& a, const Tensor& b) {
+  return a.scalar_type() == b.scalar_type() && a.is_cpu() && b.is_cpu() &&
+         a.sizes().equals(b.sizes()) && a.is_contiguous() && b.is_contiguous();
+}
+
+// out[i] = op(a[i], b[i]) over new dense `out`, split across the pool when large.
+struct DenseRun {
+  const Tensor& out;
+  const Tensor& a;
+  const Tensor& b;
+  template <class Op>
+  void operator()(const Op& op) const {
+    using T = typename common::detail::function_traits<Op>::result_type;
+    T* o = static_cast<T*>(out.data_ptr());
+    const T* x = static_cast<const T*>(a.data_ptr());
+    const T* y = static_cast<const T*>(b.data_ptr());
+    auto loop = [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = op(x[i], y[i]);
+    };
+    const int64_t n = out.numel();
+    if (n <= common::kGrainSize) {
+      loop(0, n);
+    } else {
+      cpu::parallel_for(0, n, common::kGrainSize, loop);
+    }
+  }
+};
+
 // add and sub (sub adds -alpha). Bool arithmetic is logical: true + true is true.
-void add_kernel(const TensorIterator& iter, const Scalar& alpha, const char* name = "add_cpu") {
-  OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), name, [&] {
+template <class Run>
+void add_ops(ScalarType dtype, const Scalar& alpha, const char* name, const Run& run) {
+  OPD_DISPATCH_ALL_TYPES_AND_BOOL(dtype, name, [&] {
     const auto a = alpha.to<scalar_t>();
     if (a == scalar_t(1)) {
-      cpu_kernel(iter,
-                 [](scalar_t x, scalar_t y) -> scalar_t { return static_cast<scalar_t>(x + y); });
+      run([](scalar_t x, scalar_t y) -> scalar_t { return static_cast<scalar_t>(x + y); });
     } else {
-      cpu_kernel(iter, [a](scalar_t x, scalar_t y) -> scalar_t {
-        return static_cast<scalar_t>(x + a * y);
-      });
+      run([a](scalar_t x, scalar_t y) -> scalar_t { return static_cast<scalar_t>(x + a * y); });
     }
   });
+}
+
+void add_kernel(const TensorIterator& iter, const Scalar& alpha, const char* name = "add_cpu") {
+  add_ops(iter.common_dtype(), alpha, name, [&](const auto& op) { cpu_kernel(iter, op); });
+}
+
+// add / sub (alpha already negated) on the fast path. REQUIRES: same_shape_dense(self, other).
+Tensor dense_add(const Tensor& self, const Tensor& other, const Scalar& alpha, const char* name) {
+  Tensor out = cpu::empty_cpu(self.sizes(), self.scalar_type());
+  add_ops(self.scalar_type(), alpha, name, DenseRun{out, self, other});
+  return out;
 }
 
 // Bool multiplication is logical and.
@@ -40,10 +87,15 @@ T multiply(T x, T y) {
   }
 }
 
-void mul_kernel(const TensorIterator& iter) {
-  OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), "mul_cpu", [&] {
-    cpu_kernel(iter, [](scalar_t x, scalar_t y) -> scalar_t { return multiply(x, y); });
+template <class Run>
+void mul_ops(ScalarType dtype, const Run& run) {
+  OPD_DISPATCH_ALL_TYPES_AND_BOOL(dtype, "mul_cpu", [&] {
+    run([](scalar_t x, scalar_t y) -> scalar_t { return multiply(x, y); });
   });
+}
+
+void mul_kernel(const TensorIterator& iter) {
+  mul_ops(iter.common_dtype(), [&](const auto& op) { cpu_kernel(iter, op); });
 }
 
 void div_kernel(const TensorIterator& iter) {
@@ -155,6 +207,10 @@ Tensor& run_in_place(TensorIterator iter, Tensor& self, Kernel&& kernel) {
 }  // namespace
 
 Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  if (same_shape_dense(self, other)) {
+    common::check_add(self.device(), self.scalar_type(), alpha);
+    return dense_add(self, other, alpha, "add_cpu");
+  }
   TensorIterator iter = common::add_meta(Tensor(), self, other, alpha);
   add_kernel(iter, alpha);
   return iter.output();
@@ -169,6 +225,11 @@ Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Te
 }
 
 Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  if (same_shape_dense(self, other)) {
+    common::check_sub_operands(self, other);
+    common::check_sub(self.device(), self.scalar_type(), alpha);
+    return dense_add(self, other, common::negated(alpha), "sub_cpu");
+  }
   TensorIterator iter = common::sub_meta(Tensor(), self, other, alpha);
   add_kernel(iter, common::negated(alpha), "sub_cpu");
   return iter.output();
@@ -185,6 +246,12 @@ Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Te
 }
 
 Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
+  if (same_shape_dense(self, other)) {
+    common::check_mul(self.device(), self.scalar_type());
+    Tensor out = cpu::empty_cpu(self.sizes(), self.scalar_type());
+    mul_ops(self.scalar_type(), DenseRun{out, self, other});
+    return out;
+  }
   TensorIterator iter = common::mul_meta(Tensor(), self, other);
   mul_kernel(iter);
   return iter.output();
