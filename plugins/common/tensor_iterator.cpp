@@ -1,6 +1,8 @@
 #include "common/tensor_iterator.h"
 
+#include <algorithm>
 #include <array>
+#include <span>
 
 #include "common/broadcast.h"
 #include "common/device_check.h"
@@ -11,15 +13,42 @@
 namespace opd::common {
 
 TensorIteratorConfig& TensorIteratorConfig::add_output(const Tensor& out) {
-  output_ = out;
+  output_ = &out;
   return *this;
 }
 TensorIteratorConfig& TensorIteratorConfig::add_input(const Tensor& in) {
   OPD_INTERNAL_ASSERT(in.defined(), "{}: undefined input", name_);
   OPD_INTERNAL_ASSERT(inputs_.size() + 1 < TensorIterator::kMaxOperands);
-  inputs_.push_back(in);
+  inputs_.push_back(&in);
   return *this;
 }
+
+namespace {
+
+const Tensor& undefined_tensor() {
+  static const Tensor undefined;
+  return undefined;
+}
+
+// The broadcast shape of `shapes` into `out`, without the heap; false on a mismatch (then
+// infer_size gives the error).
+bool broadcast_into(std::span<const IntArrayRef> shapes, SmallVector<int64_t, 6>& out) {
+  size_t nd = 0;
+  for (IntArrayRef s : shapes) nd = std::max(nd, s.size());
+  out.assign(nd, 1);
+  for (IntArrayRef s : shapes) {
+    const size_t lead = nd - s.size();
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[lead + i];
+      if (o == s[i] || s[i] == 1) continue;
+      if (o != 1) return false;
+      o = s[i];
+    }
+  }
+  return true;
+}
+
+}  // namespace
 TensorIteratorConfig& TensorIteratorConfig::promote_inputs_to_common_dtype(bool v) {
   promote_inputs_ = v;
   if (v) check_all_same_dtype_ = false;
@@ -66,26 +95,30 @@ TensorIteratorConfig& TensorIteratorConfig::resize_outputs(bool v) {
 TensorIterator TensorIteratorConfig::build() const {
   TensorIterator it;
   it.name_ = name_;
-  const Tensor& out = output_;
+  const Tensor& out = output_ ? *output_ : undefined_tensor();
   OPD_INTERNAL_ASSERT(out.defined() || !inputs_.empty(), "{}: no operands", name_);
+  // Every operand once (copied here, moved into the iterator below): 0 is the output.
+  SmallVector<Tensor, 4> operands;
+  operands.push_back(out);
+  for (const Tensor* in : inputs_) operands.push_back(*in);
+  const std::span<const Tensor> inputs(operands.data() + 1, operands.size() - 1);
   bool read_write = false;
-  for (const Tensor& in : inputs_) read_write |= out.defined() && in.is_same(out);
+  for (const Tensor& in : inputs) read_write |= out.defined() && in.is_same(out);
 
   if (check_mem_overlap_ && out.defined()) {
     check_no_internal_overlap(out);
-    for (const Tensor& in : inputs_) check_no_partial_overlap(out, in);
+    for (const Tensor& in : inputs) check_no_partial_overlap(out, in);
   }
 
   // The output takes part in broadcasting only when it cannot be resized; an in-place output
   // does as an input.
   SmallVector<IntArrayRef, 4> shapes;
   if (out.defined() && !resize_outputs_) shapes.push_back(out.sizes());
-  for (const Tensor& in : inputs_) shapes.push_back(in.sizes());
-  if (shapes.size() == 1) {
-    it.shape_.assign(shapes[0].begin(), shapes[0].end());
-  } else {
-    std::vector<int64_t> broadcast = infer_size(std::span<const IntArrayRef>(shapes.data(), shapes.size()));
-    it.shape_.assign(broadcast.begin(), broadcast.end());
+  for (const Tensor& in : inputs) shapes.push_back(in.sizes());
+  const std::span<const IntArrayRef> shape_span(shapes.data(), shapes.size());
+  if (!broadcast_into(shape_span, it.shape_)) {
+    infer_size(shape_span);  // throws the mismatch
+    OPD_INTERNAL_ASSERT(false, "{}: broadcast_into and infer_size disagree", name_);
   }
   bool will_resize = false;
   if (out.defined() && !out.sizes().equals(it.shape())) {
@@ -95,14 +128,11 @@ TensorIterator TensorIteratorConfig::build() const {
     will_resize = true;
   }
 
-  SmallVector<Tensor, 4> operands;
-  operands.push_back(out);
-  operands.insert(operands.end(), inputs_.begin(), inputs_.end());
   if (check_all_same_device_) {
     it.device_ = check_same_device("", std::span<const Tensor>(operands.data(), operands.size()),
                                    /*num_outputs=*/1);
   } else {
-    it.device_ = out.defined() ? out.device() : inputs_[0].device();
+    it.device_ = out.defined() ? out.device() : inputs[0].device();
   }
 
   // Dtypes: what the inputs are computed in, and what the loop writes.
@@ -111,9 +141,9 @@ TensorIterator TensorIteratorConfig::build() const {
   if (compute_dtype_) {
     common = *compute_dtype_;
   } else if (promote_inputs_) {
-    common = result_type(std::span<const Tensor>(inputs_.data(), inputs_.size()));
+    common = result_type(inputs);
   } else {
-    common = inputs_.empty() ? out.scalar_type() : inputs_[0].scalar_type();
+    common = inputs.empty() ? out.scalar_type() : inputs[0].scalar_type();
   }
   if (check_all_same_dtype_) {
     for (size_t k = 0; k < operands.size(); ++k) {
@@ -149,8 +179,9 @@ TensorIterator TensorIteratorConfig::build() const {
   }
   it.operands_.push_back(needs_temporary && computes ? empty_output(it.shape(), written, it.device_)
                                                      : it.output_);
-  for (const Tensor& in : inputs_) {
-    it.operands_.push_back(convert_inputs && computes ? converted(in, common) : in);
+  for (size_t k = 1; k < operands.size(); ++k) {
+    it.operands_.push_back(convert_inputs && computes ? converted(operands[k], common)
+                                                      : std::move(operands[k]));
   }
   it.compute_loop_geometry();
   return it;

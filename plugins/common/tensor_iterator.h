@@ -21,9 +21,8 @@
 // the address of operand k's first element of the run (k = 0: the output) and strides[k] its
 // stride in bytes (0 for a broadcast operand).
 
-#include <boost/container/small_vector.hpp>
-
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -55,6 +54,8 @@ using RangeSplitter = void (*)(int64_t begin, int64_t end, int64_t grain_size,
 template <class T, size_t N>
 using SmallVector = boost::container::small_vector<T, N>;
 
+// The operands are borrowed: every tensor given to add_output and add_input (and the name) must
+// outlive build(), as they do when the calls are chained in one expression ending in build().
 class TensorIteratorConfig {
  public:
   explicit TensorIteratorConfig(std::string_view name) : name_(name) {}
@@ -101,9 +102,9 @@ class TensorIteratorConfig {
 
  private:
   friend class TensorIterator;
-  std::string name_;
-  Tensor output_;
-  SmallVector<Tensor, 4> inputs_;
+  std::string_view name_;
+  const Tensor* output_ = nullptr;  // null: a new output
+  SmallVector<const Tensor*, 4> inputs_;
   std::optional<ScalarType> compute_dtype_;
   std::optional<ScalarType> output_dtype_;
   bool promote_inputs_ = false;
@@ -183,12 +184,12 @@ class TensorIterator {
   SmallVector<int64_t, 6> shape_;
   int64_t numel_ = 1;
   SmallVector<Tensor, 4> operands_;  // [0]: what the loop writes; then the inputs
-  Tensor output_;                 // what the operator returns; operands_[0] unless casting
+  Tensor output_;                    // what the operator returns; operands_[0] unless casting
   ScalarType common_dtype_ = ScalarType::Undefined;
   Device device_{DeviceType::CPU};
   SmallVector<char*, 4> data_;          // operand k's first element; null on Meta
   SmallVector<int64_t, 6> loop_shape_;  // merged dims, fastest first
-  SmallVector<int64_t, 24> strides_;     // [dim * ntensors() + k], bytes
+  SmallVector<int64_t, 24> strides_;    // [dim * ntensors() + k], bytes
 };
 
 template <class Loop>

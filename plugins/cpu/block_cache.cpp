@@ -55,9 +55,76 @@ class BlockCache {
 // library) has given its block back.
 BlockCache cache;
 
+// Note [Small block cache]
+// Small tensors (a few elements: scalars, biases, the results of small ops in a loop) come and go
+// at a high rate, and an aligned allocation from glibc (posix_memalign) costs several times a
+// plain malloc: it carves an aligned piece out of a larger chunk and frees the rest. Blocks up
+// to 4 KiB are therefore kept on free lists by 64-byte size class, at most kSmallPerClass per
+// class, each list threaded through the free blocks themselves. Off under AddressSanitizer.
+constexpr size_t kSmallMaxBytes = 4096;
+constexpr size_t kSmallRounding = 64;
+constexpr size_t kSmallClasses = kSmallMaxBytes / kSmallRounding;
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kSmallPerClass = 0;
+#else
+constexpr int kSmallPerClass = 64;
+#endif
+
+class SmallBlockCache {
+ public:
+  ~SmallBlockCache() { clear(); }
+
+  void* take(size_t cls) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    void* data = heads_[cls];
+    if (data != nullptr) {
+      heads_[cls] = *static_cast<void**>(data);
+      --counts_[cls];
+    }
+    return data;
+  }
+
+  bool keep(void* data, size_t cls) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (counts_[cls] >= kSmallPerClass) return false;
+    *static_cast<void**>(data) = heads_[cls];
+    heads_[cls] = data;
+    ++counts_[cls];
+    return true;
+  }
+
+  void clear() noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t c = 0; c < kSmallClasses; ++c) {
+      while (void* data = heads_[c]) {
+        heads_[c] = *static_cast<void**>(data);
+        std::free(data);
+      }
+      counts_[c] = 0;
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  void* heads_[kSmallClasses] = {};
+  int counts_[kSmallClasses] = {};
+};
+
+SmallBlockCache small_cache;
+
+// The class of a small capacity (a multiple of kSmallRounding).
+size_t small_class(size_t capacity) { return capacity / kSmallRounding - 1; }
+
 }  // namespace
 
 void* acquire_block(size_t nbytes, size_t alignment, size_t* capacity) {
+  if (nbytes <= kSmallMaxBytes && alignment <= kSmallRounding) {
+    *capacity = nbytes == 0 ? kSmallRounding
+                            : (nbytes + kSmallRounding - 1) / kSmallRounding * kSmallRounding;
+    if (void* data = small_cache.take(small_class(*capacity))) return data;
+    void* data = nullptr;
+    return ::posix_memalign(&data, kSmallRounding, *capacity) == 0 ? data : nullptr;
+  }
   const bool cacheable = nbytes >= kMinCachedBytes;
   *capacity = cacheable ? (nbytes + kRounding - 1) / kRounding * kRounding : nbytes;
   if (cacheable) {
@@ -68,10 +135,14 @@ void* acquire_block(size_t nbytes, size_t alignment, size_t* capacity) {
 }
 
 void release_block(void* data, size_t capacity) noexcept {
+  if (capacity <= kSmallMaxBytes && small_cache.keep(data, small_class(capacity))) return;
   if (capacity >= kMinCachedBytes && cache.keep(data, capacity)) return;
   std::free(data);
 }
 
-void empty_block_cache() noexcept { cache.clear(); }
+void empty_block_cache() noexcept {
+  cache.clear();
+  small_cache.clear();
+}
 
 }  // namespace opd::cpu
