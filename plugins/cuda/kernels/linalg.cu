@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "cuda/kernels/linalg_args.h"
+#include "cuda/kernels/loops.cuh"
 
 namespace opd::cuda::kern {
 namespace {
@@ -18,8 +19,6 @@ namespace {
 constexpr int kTile = 16;
 // Largest grid along y and z.
 constexpr int64_t kMaxGridYZ = 65535;
-constexpr int kScaleThreads = 256;
-constexpr int64_t kMaxScaleBlocks = 65535 * 8;
 
 // The unsigned type an integer type multiplies in: products and sums wrap modulo 2^bits without
 // the undefined behaviour of signed overflow, and truncating to T gives what T's own wrapping
@@ -88,29 +87,20 @@ int integer_matmul(int64_t batch, int64_t n, int64_t m, int64_t k, ScalarArg alp
   return static_cast<int>(cudaGetLastError());
 }
 
-// c[i] = beta * c[i] with A the arithmetic type (float for the 16-bit floats).
+// c[i] = beta * c[i] with A the arithmetic type (float for the 16-bit floats, wrap_t for the
+// integers).
 template <class T, class A>
 __global__ void scale_kernel(T* c, int64_t numel, A beta) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += step) {
-    if constexpr (std::is_same_v<T, __half>) {
-      c[i] = __float2half_rn(beta * __half2float(c[i]));
-    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      c[i] = __float2bfloat16_rn(beta * __bfloat162float(c[i]));
-    } else {
-      c[i] = static_cast<T>(beta * static_cast<A>(c[i]));
-    }
-  }
+       i += step)
+    c[i] = cast_to<T>(beta * static_cast<A>(to_acc(c[i])));
 }
 
 template <class T, class A>
 int scale(void* c, int64_t numel, A beta, cudaStream_t stream) {
   if (numel == 0) return 0;
-  int64_t blocks = (numel + kScaleThreads - 1) / kScaleThreads;
-  if (blocks > kMaxScaleBlocks) blocks = kMaxScaleBlocks;
-  scale_kernel<T, A><<<static_cast<unsigned>(blocks), kScaleThreads, 0, stream>>>(
-      static_cast<T*>(c), numel, beta);
+  scale_kernel<T, A><<<grid_for(numel, 1), kThreads, 0, stream>>>(static_cast<T*>(c), numel, beta);
   return static_cast<int>(cudaGetLastError());
 }
 

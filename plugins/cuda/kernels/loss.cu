@@ -14,6 +14,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "cuda/kernels/loops.cuh"
 #include "cuda/kernels/nn_args.h"
 
 namespace opd::cuda::kern {
@@ -21,72 +22,23 @@ namespace opd::cuda::kern {
 namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kThreads = 256;
+// Per-sample kernels run kThreads (loops.cuh) threads a block.
 constexpr int kReduceThreads = 1024;
 constexpr int64_t kMaxBlocks = int64_t{1} << 30;
 
-template <class T>
-struct Tag {
-  using type = T;
-};
+constexpr int kInvalid = static_cast<int>(cudaErrorInvalidValue);
 
-// Calls f(Tag<T>{}) for the floating type T of `d`; false for another dtype.
+// Returns f(T{}, I{}) for a floating `dtype` T and a target dtype I (Int64 or UInt8);
+// kInvalid, f not called, for another combination.
 template <class F>
-bool visit_floating(Dtype d, F&& f) {
-  switch (d) {
-    case Dtype::Float16:
-      f(Tag<__half>{});
-      return true;
-    case Dtype::BFloat16:
-      f(Tag<__nv_bfloat16>{});
-      return true;
-    case Dtype::Float32:
-      f(Tag<float>{});
-      return true;
-    case Dtype::Float64:
-      f(Tag<double>{});
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Calls f(Tag<I>{}) for a target dtype (Int64 or UInt8); false for another.
-template <class F>
-bool visit_target(Dtype d, F&& f) {
-  switch (d) {
-    case Dtype::Int64:
-      f(Tag<int64_t>{});
-      return true;
-    case Dtype::UInt8:
-      f(Tag<uint8_t>{});
-      return true;
-    default:
-      return false;
-  }
-}
-
-template <class T>
-using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-template <class C, class T>
-__device__ __forceinline__ C to_c(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    return __bfloat162float(v);
-  else
-    return static_cast<C>(v);
-}
-
-template <class O, class C>
-__device__ __forceinline__ O from_c(C v) {
-  if constexpr (std::is_same_v<O, __half>)
-    return __float2half(static_cast<float>(v));
-  else if constexpr (std::is_same_v<O, __nv_bfloat16>)
-    return __float2bfloat16(static_cast<float>(v));
-  else
-    return static_cast<O>(v);
+int visit_types(Dtype dtype, Dtype target_dtype, F&& f) {
+  return visit(dtype, [&](auto t) -> int {
+    if constexpr (kIsFloat<decltype(t)>) {
+      if (target_dtype == Dtype::Int64) return f(t, int64_t{});
+      if (target_dtype == Dtype::UInt8) return f(t, uint8_t{});
+    }
+    return kInvalid;
+  });
 }
 
 // The typed view of NllLossArgs' inputs.
@@ -106,11 +58,10 @@ struct Inputs {
     return c;
   }
   __device__ acc_t<T> weight(int64_t c) const {
-    return a.weight ? to_c<acc_t<T>>(static_cast<const T*>(a.weight)[c * a.weight_stride])
-                    : acc_t<T>(1);
+    return a.weight ? to_acc(static_cast<const T*>(a.weight)[c * a.weight_stride]) : acc_t<T>(1);
   }
   __device__ acc_t<T> input(int64_t i, int64_t c) const {
-    return to_c<acc_t<T>>(
+    return to_acc(
         static_cast<const T*>(a.input)[i * a.input_sample_stride + c * a.input_class_stride]);
   }
 };
@@ -120,11 +71,11 @@ __global__ void __launch_bounds__(kThreads)
     nll_forward_per_sample(NllLossArgs a, T* __restrict__ out, T* __restrict__ total_weight) {
   using C = acc_t<T>;
   const Inputs<T, I> in{a};
-  if (blockIdx.x == 0 && threadIdx.x == 0) *total_weight = from_c<T>(C(0));
+  if (blockIdx.x == 0 && threadIdx.x == 0) *total_weight = cast_to<T>(C(0));
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < a.batch;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t c = in.target(i);
-    out[i] = from_c<T>(c < 0 ? C(0) : -in.input(i, c) * in.weight(c));
+    out[i] = cast_to<T>(c < 0 ? C(0) : -in.input(i, c) * in.weight(c));
   }
 }
 
@@ -163,8 +114,8 @@ __global__ void __launch_bounds__(kReduceThreads)
   if (threadIdx.x == 0) {
     if (a.reduction == NllReduction::Mean)
       loss = a.batch == 0 ? std::numeric_limits<C>::quiet_NaN() : loss / weight_sum;
-    *out = from_c<T>(loss);
-    *total_weight = from_c<T>(weight_sum);
+    *out = cast_to<T>(loss);
+    *total_weight = cast_to<T>(weight_sum);
   }
 }
 
@@ -183,12 +134,12 @@ __global__ void __launch_bounds__(kThreads)
     if (c < 0) continue;
     C g;
     if (per_sample) {
-      g = to_c<C>(grad_output[i * grad_output_stride]);
+      g = to_acc(grad_output[i * grad_output_stride]);
     } else {
-      g = to_c<C>(grad_output[0]);
-      if (a.reduction == NllReduction::Mean) g /= to_c<C>(total_weight[0]);
+      g = to_acc(grad_output[0]);
+      if (a.reduction == NllReduction::Mean) g /= to_acc(total_weight[0]);
     }
-    grad_input[i * row + c] = from_c<T>(-in.weight(c) * g);
+    grad_input[i * row + c] = cast_to<T>(-in.weight(c) * g);
   }
 }
 
@@ -202,47 +153,38 @@ unsigned per_sample_blocks(int64_t batch) {
 int launch_nll_loss_forward(const NllLossArgs& args, void* output, void* total_weight,
                             Stream stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  cudaError_t err = cudaMemsetAsync(args.bad_sample, 0x7F, sizeof(int64_t), s);
-  if (err != cudaSuccess) return static_cast<int>(err);
-  bool ok = false;
-  visit_floating(args.dtype, [&](auto t) {
-    using T = typename decltype(t)::type;
-    ok = visit_target(args.target_dtype, [&](auto i) {
-      using I = typename decltype(i)::type;
-      if (args.batched && args.reduction == NllReduction::None)
-        nll_forward_per_sample<T, I><<<per_sample_blocks(args.batch), kThreads, 0, s>>>(
-            args, static_cast<T*>(output), static_cast<T*>(total_weight));
-      else
-        nll_forward_reduce<T, I><<<1, kReduceThreads, 0, s>>>(args, static_cast<T*>(output),
-                                                              static_cast<T*>(total_weight));
-    });
+  return visit_types(args.dtype, args.target_dtype, [&](auto t, auto i) -> int {
+    using T = decltype(t);
+    using I = decltype(i);
+    const cudaError_t err = cudaMemsetAsync(args.bad_sample, 0x7F, sizeof(int64_t), s);
+    if (err != cudaSuccess) return static_cast<int>(err);
+    if (args.batched && args.reduction == NllReduction::None)
+      nll_forward_per_sample<T, I><<<per_sample_blocks(args.batch), kThreads, 0, s>>>(
+          args, static_cast<T*>(output), static_cast<T*>(total_weight));
+    else
+      nll_forward_reduce<T, I><<<1, kReduceThreads, 0, s>>>(args, static_cast<T*>(output),
+                                                            static_cast<T*>(total_weight));
+    return static_cast<int>(cudaGetLastError());
   });
-  if (!ok) return static_cast<int>(cudaErrorInvalidValue);
-  return static_cast<int>(cudaGetLastError());
 }
 
 int launch_nll_loss_backward(const NllLossArgs& args, const void* grad_output,
                              int64_t grad_output_stride, const void* total_weight, void* grad_input,
                              int64_t grad_input_numel, Stream stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  cudaError_t err = cudaMemsetAsync(args.bad_sample, 0x7F, sizeof(int64_t), s);
-  if (err != cudaSuccess) return static_cast<int>(err);
-  bool ok = false;
-  visit_floating(args.dtype, [&](auto t) {
-    using T = typename decltype(t)::type;
+  return visit_types(args.dtype, args.target_dtype, [&](auto t, auto i) -> int {
+    using T = decltype(t);
+    using I = decltype(i);
+    cudaError_t err = cudaMemsetAsync(args.bad_sample, 0x7F, sizeof(int64_t), s);
     // All-zero bits are +0 in every floating type.
-    err = cudaMemsetAsync(grad_input, 0, static_cast<size_t>(grad_input_numel) * sizeof(T), s);
-    if (err != cudaSuccess) return;
-    ok = visit_target(args.target_dtype, [&](auto i) {
-      using I = typename decltype(i)::type;
-      nll_backward<T, I><<<per_sample_blocks(args.batch), kThreads, 0, s>>>(
-          args, static_cast<const T*>(grad_output), grad_output_stride,
-          static_cast<const T*>(total_weight), static_cast<T*>(grad_input));
-    });
+    if (err == cudaSuccess)
+      err = cudaMemsetAsync(grad_input, 0, static_cast<size_t>(grad_input_numel) * sizeof(T), s);
+    if (err != cudaSuccess) return static_cast<int>(err);
+    nll_backward<T, I><<<per_sample_blocks(args.batch), kThreads, 0, s>>>(
+        args, static_cast<const T*>(grad_output), grad_output_stride,
+        static_cast<const T*>(total_weight), static_cast<T*>(grad_input));
+    return static_cast<int>(cudaGetLastError());
   });
-  if (err != cudaSuccess) return static_cast<int>(err);
-  if (!ok) return static_cast<int>(cudaErrorInvalidValue);
-  return static_cast<int>(cudaGetLastError());
 }
 
 }  // namespace opd::cuda::kern

@@ -1,8 +1,9 @@
 #pragma once
 
 // What the host side of the reductions (reduce_kernels.cpp) hands their device code
-// (kernels/reduce.cu). Conventions as kernels/kernel_args.h: no opd header, raw pointers, launch
-// functions that return the CUDA error of the launch.
+// (kernels/reduce.cu, and kernels/arg_reduce.cu for ArgMax, both on kernels/reduce.cuh).
+// Conventions as kernels/kernel_args.h: no opd header, raw pointers, launch functions that return
+// the CUDA error of the launch.
 //
 // Every reduction arrives as a contiguous [outer, size, inner] input reduced over its middle dim:
 // output o * inner + j combines the `size` elements (o * size + r) * inner + j, r = 0, 1, ...,

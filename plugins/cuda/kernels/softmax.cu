@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "cuda/kernels/loops.cuh"
 #include "cuda/kernels/nn_args.h"
 
 namespace opd::cuda::kern {
@@ -20,59 +21,10 @@ namespace opd::cuda::kern {
 namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr int kThreads = 256;     // warp lanes and strided lanes
+// Warp lanes and strided lanes run kThreads (loops.cuh) threads a block.
 constexpr int kRowThreads = 512;  // one block per lane
 constexpr int64_t kWarpLaneMax = 1024;
 constexpr int64_t kMaxBlocks = int64_t{1} << 30;
-
-template <class T>
-struct Tag {
-  using type = T;
-};
-
-// Calls f(Tag<T>{}) for the floating type T of `d`; false for another dtype.
-template <class F>
-bool visit_floating(Dtype d, F&& f) {
-  switch (d) {
-    case Dtype::Float16:
-      f(Tag<__half>{});
-      return true;
-    case Dtype::BFloat16:
-      f(Tag<__nv_bfloat16>{});
-      return true;
-    case Dtype::Float32:
-      f(Tag<float>{});
-      return true;
-    case Dtype::Float64:
-      f(Tag<double>{});
-      return true;
-    default:
-      return false;
-  }
-}
-
-template <class T>
-using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
-
-template <class C, class T>
-__device__ __forceinline__ C to_c(T v) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-    return __bfloat162float(v);
-  else
-    return static_cast<C>(v);
-}
-
-template <class O, class C>
-__device__ __forceinline__ O from_c(C v) {
-  if constexpr (std::is_same_v<O, __half>)
-    return __float2half(static_cast<float>(v));
-  else if constexpr (std::is_same_v<O, __nv_bfloat16>)
-    return __float2bfloat16(static_cast<float>(v));
-  else
-    return static_cast<O>(v);
-}
 
 __device__ __forceinline__ float dev_exp(float v) { return expf(v); }
 __device__ __forceinline__ double dev_exp(double v) { return exp(v); }
@@ -131,22 +83,22 @@ struct Group {
 template <bool kWarp, class T, class O, bool kLog>
 __global__ void __launch_bounds__(kRowThreads)
     softmax_rows(const T* __restrict__ x, O* __restrict__ y, int64_t rows, int64_t n) {
-  using C = compute_t<T>;
+  using C = acc_t<T>;
   __shared__ C smem[32];
   const Group<kWarp> g;
   for (int64_t row = g.first; row < rows; row += g.step) {
     const T* xr = x + row * n;
     O* yr = y + row * n;
     C mx = -std::numeric_limits<C>::infinity();
-    for (int64_t k = g.lane; k < n; k += g.width) mx = MaxF()(mx, to_c<C>(xr[k]));
+    for (int64_t k = g.lane; k < n; k += g.width) mx = MaxF()(mx, to_acc(xr[k]));
     mx = allreduce<kWarp>(mx, MaxF(), smem);
     C sum = 0;
-    for (int64_t k = g.lane; k < n; k += g.width) sum += dev_exp(to_c<C>(xr[k]) - mx);
+    for (int64_t k = g.lane; k < n; k += g.width) sum += dev_exp(to_acc(xr[k]) - mx);
     sum = allreduce<kWarp>(sum, SumF(), smem);
     const C scale = kLog ? dev_log(sum) : C(1) / sum;
     for (int64_t k = g.lane; k < n; k += g.width) {
-      const C v = to_c<C>(xr[k]) - mx;
-      yr[k] = from_c<O>(kLog ? v - scale : dev_exp(v) * scale);
+      const C v = to_acc(xr[k]) - mx;
+      yr[k] = cast_to<O>(kLog ? v - scale : dev_exp(v) * scale);
     }
   }
 }
@@ -155,20 +107,20 @@ template <class T, class O, bool kLog>
 __global__ void __launch_bounds__(kThreads)
     softmax_strided(const T* __restrict__ x, O* __restrict__ y, int64_t outer, int64_t n,
                     int64_t inner) {
-  using C = compute_t<T>;
+  using C = acc_t<T>;
   const int64_t lanes = outer * inner;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lanes;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t o = i / inner;
     const int64_t base = o * n * inner + (i - o * inner);
     C mx = -std::numeric_limits<C>::infinity();
-    for (int64_t k = 0; k < n; ++k) mx = MaxF()(mx, to_c<C>(x[base + k * inner]));
+    for (int64_t k = 0; k < n; ++k) mx = MaxF()(mx, to_acc(x[base + k * inner]));
     C sum = 0;
-    for (int64_t k = 0; k < n; ++k) sum += dev_exp(to_c<C>(x[base + k * inner]) - mx);
+    for (int64_t k = 0; k < n; ++k) sum += dev_exp(to_acc(x[base + k * inner]) - mx);
     const C scale = kLog ? dev_log(sum) : C(1) / sum;
     for (int64_t k = 0; k < n; ++k) {
-      const C v = to_c<C>(x[base + k * inner]) - mx;
-      y[base + k * inner] = from_c<O>(kLog ? v - scale : dev_exp(v) * scale);
+      const C v = to_acc(x[base + k * inner]) - mx;
+      y[base + k * inner] = cast_to<O>(kLog ? v - scale : dev_exp(v) * scale);
     }
   }
 }
@@ -183,7 +135,7 @@ template <bool kWarp, class T, class O, bool kLog>
 __global__ void __launch_bounds__(kRowThreads)
     softmax_backward_rows(const T* __restrict__ grad, const T* __restrict__ out,
                           O* __restrict__ grad_input, int64_t rows, int64_t n) {
-  using C = compute_t<T>;
+  using C = acc_t<T>;
   __shared__ C smem[32];
   const Group<kWarp> g;
   for (int64_t row = g.first; row < rows; row += g.step) {
@@ -192,10 +144,10 @@ __global__ void __launch_bounds__(kRowThreads)
     O* gir = grad_input + row * n;
     C s = 0;
     for (int64_t k = g.lane; k < n; k += g.width)
-      s += kLog ? to_c<C>(gr[k]) : to_c<C>(gr[k]) * to_c<C>(yr[k]);
+      s += kLog ? to_acc(gr[k]) : to_acc(gr[k]) * to_acc(yr[k]);
     s = allreduce<kWarp>(s, SumF(), smem);
     for (int64_t k = g.lane; k < n; k += g.width)
-      gir[k] = from_c<O>(backward_element<kLog>(to_c<C>(gr[k]), to_c<C>(yr[k]), s));
+      gir[k] = cast_to<O>(backward_element<kLog>(to_acc(gr[k]), to_acc(yr[k]), s));
   }
 }
 
@@ -203,7 +155,7 @@ template <class T, class O, bool kLog>
 __global__ void __launch_bounds__(kThreads)
     softmax_backward_strided(const T* __restrict__ grad, const T* __restrict__ out,
                              O* __restrict__ grad_input, int64_t outer, int64_t n, int64_t inner) {
-  using C = compute_t<T>;
+  using C = acc_t<T>;
   const int64_t lanes = outer * inner;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < lanes;
        i += int64_t{gridDim.x} * blockDim.x) {
@@ -212,11 +164,11 @@ __global__ void __launch_bounds__(kThreads)
     C s = 0;
     for (int64_t k = 0; k < n; ++k) {
       const int64_t at = base + k * inner;
-      s += kLog ? to_c<C>(grad[at]) : to_c<C>(grad[at]) * to_c<C>(out[at]);
+      s += kLog ? to_acc(grad[at]) : to_acc(grad[at]) * to_acc(out[at]);
     }
     for (int64_t k = 0; k < n; ++k) {
       const int64_t at = base + k * inner;
-      grad_input[at] = from_c<O>(backward_element<kLog>(to_c<C>(grad[at]), to_c<C>(out[at]), s));
+      grad_input[at] = cast_to<O>(backward_element<kLog>(to_acc(grad[at]), to_acc(out[at]), s));
     }
   }
 }
@@ -260,48 +212,52 @@ void backward(const SoftmaxBackwardArgs& a, cudaStream_t s) {
   }
 }
 
+// Returns run(T{}, T{}) for a floating `dtype` T; cudaErrorInvalidValue, run not called, for
+// another.
+template <class Run>
+int visit_floating(Dtype dtype, Run&& run) {
+  return visit(dtype, [&](auto t) -> int {
+    if constexpr (kIsFloat<decltype(t)>)
+      return run(t, t);
+    else
+      return static_cast<int>(cudaErrorInvalidValue);
+  });
+}
+
 }  // namespace
 
 int launch_softmax(const SoftmaxArgs& args, Stream stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   auto run = [&](auto in, auto out) {
-    using T = typename decltype(in)::type;
-    using O = typename decltype(out)::type;
+    using T = decltype(in);
+    using O = decltype(out);
     if (args.log)
       forward<T, O, true>(args, s);
     else
       forward<T, O, false>(args, s);
+    return static_cast<int>(cudaGetLastError());
   };
-  if (args.out_dtype == args.dtype) {
-    if (!visit_floating(args.dtype, [&](auto t) { run(t, t); }))
-      return static_cast<int>(cudaErrorInvalidValue);
-  } else if (args.dtype == Dtype::Float16 && args.out_dtype == Dtype::Float32) {
-    run(Tag<__half>{}, Tag<float>{});
-  } else {
-    return static_cast<int>(cudaErrorInvalidValue);
-  }
-  return static_cast<int>(cudaGetLastError());
+  if (args.out_dtype == args.dtype) return visit_floating(args.dtype, run);
+  if (args.dtype == Dtype::Float16 && args.out_dtype == Dtype::Float32)
+    return run(__half{}, float{});
+  return static_cast<int>(cudaErrorInvalidValue);
 }
 
 int launch_softmax_backward(const SoftmaxBackwardArgs& args, Stream stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   auto run = [&](auto in, auto out) {
-    using T = typename decltype(in)::type;
-    using O = typename decltype(out)::type;
+    using T = decltype(in);
+    using O = decltype(out);
     if (args.log)
       backward<T, O, true>(args, s);
     else
       backward<T, O, false>(args, s);
+    return static_cast<int>(cudaGetLastError());
   };
-  if (args.out_dtype == args.dtype) {
-    if (!visit_floating(args.dtype, [&](auto t) { run(t, t); }))
-      return static_cast<int>(cudaErrorInvalidValue);
-  } else if (args.dtype == Dtype::Float32 && args.out_dtype == Dtype::Float16) {
-    run(Tag<float>{}, Tag<__half>{});
-  } else {
-    return static_cast<int>(cudaErrorInvalidValue);
-  }
-  return static_cast<int>(cudaGetLastError());
+  if (args.out_dtype == args.dtype) return visit_floating(args.dtype, run);
+  if (args.dtype == Dtype::Float32 && args.out_dtype == Dtype::Float16)
+    return run(float{}, __half{});
+  return static_cast<int>(cudaErrorInvalidValue);
 }
 
 }  // namespace opd::cuda::kern
