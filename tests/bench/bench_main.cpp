@@ -26,6 +26,8 @@ class RecordingReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& run : runs) {
+      // A skipped or failed case (no GPU, an operator that threw) has no time to compare.
+      if (run.error_occurred) continue;
       if (run.run_type == Run::RT_Iteration || run.aggregate_name == "median") {
         const auto& n = run.run_name;
         times[n.args.empty() ? n.function_name : n.function_name + "/" + n.args] =
@@ -54,7 +56,10 @@ int main(int argc, char** argv) {
   for (const auto& r : opd::bench::ratios()) {
     auto a = reporter.times.find(r.name);
     auto b = reporter.times.find(r.reference);
-    if (a == reporter.times.end() || b == reporter.times.end() || b->second == 0) continue;
+    if (a == reporter.times.end() || b == reporter.times.end() || a->second == 0 ||
+        b->second == 0) {
+      continue;
+    }
     std::printf("  %-40s / %-32s = %6.3f   (goal %s)\n", r.name.c_str(), r.reference.c_str(),
                 a->second / b->second, r.goal.c_str());
   }
