@@ -63,7 +63,8 @@ std::vector<std::vector<int64_t>> args_sizes(TensorList ts) {
 }
 
 Tensor clone_for_saving(const Tensor& self) {
-  AutoDispatchBelowAutograd guard;
+  // Through the dispatcher with autograd on: the copy records CloneBackward0 when self needs a
+  // gradient, so a graph built with create_graph also differentiates through the saved value.
   return self.clone();
 }
 

@@ -220,6 +220,20 @@ TEST_F(Autograd, AsStridedWithOverlappingElements) {
   EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{4, 4, 4}));
 }
 
+// An in-place operator saves self's old value for its formula; with create_graph the gradient
+// through that value is itself differentiable. Values checked with PyTorch 1.13.
+TEST_F(Autograd, SecondDerivativesThroughAnInPlaceOperatorsSavedSelf) {
+  const auto opts = TensorOptions().dtype(kDouble);
+  Tensor x = arange(1, 3, 1, opts).requires_grad_();
+  Tensor z = arange(3, 5, 1, opts).requires_grad_();
+  Tensor y = x * 1;
+  y.mul_(z);
+  std::vector<Tensor> g = autograd::grad({y.sum()}, {z}, {}, true, true);
+  EXPECT_EQ(test::detail::flat(g[0]), (std::vector<double>{1, 2}));
+  g[0].sum().backward();
+  EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{1, 1}));
+}
+
 TEST_F(Autograd, NotImplementedAndOutOverloads) {
   Tensor x = ones({3}).requires_grad_();
   EXPECT_THAT(error_of([&] { (x * 1).resize_({4}); }),
