@@ -195,4 +195,22 @@ ResizeGeometry resize_geometry(const Tensor& self, IntArrayRef size,
   return g;
 }
 
+Tensor& resize_with(Tensor& self, IntArrayRef size, std::optional<MemoryFormat> format,
+                    const std::function<Storage(size_t)>& allocate,
+                    const std::function<void(void*, const void*, size_t)>& copy_bytes) {
+  const ResizeGeometry g = resize_geometry(self, size, format);
+  TensorImpl* impl = self.unsafe_get_impl();
+  if (!g.needs_new_storage) {
+    impl->set_sizes_and_strides(g.sizes, g.strides, g.storage_offset);
+    return self;
+  }
+  const Storage& old = self.storage();
+  OPD_CHECK(old.data() == nullptr || old.unsafe_get_impl()->deleter() != nullptr,
+            "Trying to resize storage that is not resizable");
+  Storage fresh = allocate(g.nbytes);
+  if (old.nbytes() > 0) copy_bytes(fresh.data(), old.data(), old.nbytes());
+  impl->set_storage_and_geometry(std::move(fresh), g.sizes, g.strides, g.storage_offset);
+  return self;
+}
+
 }  // namespace opd::factory

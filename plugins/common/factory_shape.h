@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -93,5 +94,14 @@ struct ResizeGeometry {
 };
 ResizeGeometry resize_geometry(const Tensor& self, IntArrayRef size,
                                std::optional<MemoryFormat> format);
+
+// resize_ on a backend with memory: applies resize_geometry to `self`, replacing its storage by
+// allocate(nbytes) filled with copy_bytes(new, old, old_nbytes) when it must grow. Storages have a
+// fixed size, so views of the old storage keep it (PyTorch would grow it under them). Throws
+// "Trying to resize storage that is not resizable" for a storage the backend did not allocate
+// (one without a deleter, from_blob-style).
+Tensor& resize_with(Tensor& self, IntArrayRef size, std::optional<MemoryFormat> format,
+                    const std::function<Storage(size_t)>& allocate,
+                    const std::function<void(void*, const void*, size_t)>& copy_bytes);
 
 }  // namespace opd::factory

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "common/device_check.h"
@@ -64,6 +65,14 @@ std::vector<int64_t> addmm_sizes(const Tensor& self, const Tensor& mat1, const T
   std::vector<int64_t> sizes{mat1.size(0), mat2.size(1)};
   addmm_self_strides(self, sizes);
   return sizes;
+}
+
+BlasView blas_view(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(1, cols)))
+    return {true, false, rows == 1 ? std::max<int64_t>(1, cols) : s0};
+  if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= std::max<int64_t>(1, rows)))
+    return {true, true, cols == 1 ? std::max<int64_t>(1, rows) : s1};
+  return {};
 }
 
 }  // namespace opd::common

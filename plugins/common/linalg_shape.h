@@ -37,4 +37,15 @@ std::vector<int64_t> addmm_self_strides(const Tensor& self, IntArrayRef sizes);
 // `t` (every type but Bool).
 void check_matmul_dtype(const char* op, ScalarType t);
 
+// A [rows, cols] matrix with element strides (s0, s1) as a BLAS reads it, row-major (CBLAS) or,
+// swapped, column-major (cuBLAS): stored as is (trans false) or stored transposed (trans true),
+// with leading dimension ld >= 1. `ok` is false when neither fits (a stride-0 or doubly strided
+// operand), which the kernel copies first.
+struct BlasView {
+  bool ok = false;
+  bool trans = false;
+  int64_t ld = 1;
+};
+BlasView blas_view(int64_t rows, int64_t cols, int64_t s0, int64_t s1);
+
 }  // namespace opd::common

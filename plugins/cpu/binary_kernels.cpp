@@ -7,6 +7,7 @@
 
 #include "common/elementwise.h"
 #include "common/loops.h"
+#include "common/powi.h"
 #include "cpu/allocator.h"
 #include "cpu/elementwise_loops.h"
 #include "cpu/parallel.h"
@@ -104,25 +105,7 @@ void div_kernel(const TensorIterator& iter) {
   });
 }
 
-// base^exp for integers by repeated squaring, wrapping on overflow as C's unsigned arithmetic
-// does. A negative exponent gives 0 unless the base is 1 or -1, as PyTorch's powi.
-template <class T>
-T powi(T base, T exp) {
-  if constexpr (std::is_signed_v<T>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2 != 0) ? T(-1) : T(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
-  U result = 1, b = static_cast<U>(base);
-  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
-    if (e & 1) result *= b;
-    b *= b;
-  }
-  return static_cast<T>(result);
-}
+using common::powi;
 
 void pow_tensor_scalar_kernel(const TensorIterator& iter, const Scalar& exponent) {
   // x^0 is 1 and x^1 is x for every dtype, NaN included.

@@ -159,21 +159,9 @@ Tensor randn(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<La
 }
 
 Tensor& resize_(Tensor& self, IntArrayRef size, std::optional<MemoryFormat> memory_format) {
-  const factory::ResizeGeometry g = factory::resize_geometry(self, size, memory_format);
-  TensorImpl* impl = self.unsafe_get_impl();
-  if (!g.needs_new_storage) {
-    impl->set_sizes_and_strides(g.sizes, g.strides, g.storage_offset);
-    return self;
-  }
-  // Storages have a fixed size: growing gives this tensor a new one holding the old bytes.
-  // Views of the old storage keep it (PyTorch would grow it under them).
-  const Storage& old = self.storage();
-  OPD_CHECK(old.data() == nullptr || old.unsafe_get_impl()->deleter() != nullptr,
-            "Trying to resize storage that is not resizable");
-  Storage fresh = cpu::allocate_storage(g.nbytes);
-  if (old.nbytes() > 0) std::memcpy(fresh.data(), old.data(), old.nbytes());
-  impl->set_storage_and_geometry(std::move(fresh), g.sizes, g.strides, g.storage_offset);
-  return self;
+  return factory::resize_with(
+      self, size, memory_format, [](size_t nbytes) { return cpu::allocate_storage(nbytes); },
+      [](void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); });
 }
 
 Scalar _local_scalar_dense(const Tensor& self) {

@@ -29,22 +29,8 @@ inline constexpr bool kBlas =
     std::is_floating_point_v<T> || std::is_same_v<T, std::complex<float>> ||
     std::is_same_v<T, std::complex<double>>;
 
-// A [rows, cols] matrix at `data` with element strides (s0, s1), as CBLAS (row-major) reads it:
-// stored as is with leading dimension ld, or stored transposed (CblasTrans) with leading dimension
-// ld. `ok` is false when neither fits (a stride-0 or doubly strided operand), which is copied.
-struct BlasView {
-  bool ok = false;
-  bool trans = false;
-  int64_t ld = 1;
-};
-
-BlasView blas_view(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
-  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(1, cols)))
-    return {true, false, rows == 1 ? std::max<int64_t>(1, cols) : s0};
-  if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= std::max<int64_t>(1, rows)))
-    return {true, true, cols == 1 ? std::max<int64_t>(1, rows) : s1};
-  return {};
-}
+using common::blas_view;
+using common::BlasView;
 
 // C (row-major [n, m], leading dimension m) = alpha * op(A) op(B) + beta * C.
 template <class T>

@@ -88,27 +88,17 @@ Tensor randn(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<La
   return random_tensor("randn", size, dtype, layout, device, pin_memory, /*normal=*/true);
 }
 
+// The old bytes are copied in stream order, so nothing waits.
 Tensor& resize_(Tensor& self, IntArrayRef size, std::optional<MemoryFormat> memory_format) {
-  const factory::ResizeGeometry g = factory::resize_geometry(self, size, memory_format);
-  TensorImpl* impl = self.unsafe_get_impl();
-  if (!g.needs_new_storage) {
-    impl->set_sizes_and_strides(g.sizes, g.strides, g.storage_offset);
-    return self;
-  }
-  // Storages have a fixed size: growing gives this tensor a new one holding the old bytes (in
-  // stream order, so no wait). Views of the old storage keep it.
-  const Storage& old = self.storage();
-  OPD_CHECK(old.data() == nullptr || old.unsafe_get_impl()->deleter() != nullptr,
-            "Trying to resize storage that is not resizable");
   const int index = cuda::device_index(self.device());
   cuda::DeviceGuard guard(index);
-  Storage fresh = cuda::allocate_storage(g.nbytes, index);
-  if (old.nbytes() > 0) {
-    OPD_CUDA_CHECK(cudaMemcpyAsync(fresh.data(), old.data(), old.nbytes(), cudaMemcpyDeviceToDevice,
-                                   cuda::current_stream(index)));
-  }
-  impl->set_storage_and_geometry(std::move(fresh), g.sizes, g.strides, g.storage_offset);
-  return self;
+  const cudaStream_t stream = cuda::current_stream(index);
+  return factory::resize_with(
+      self, size, memory_format,
+      [index](size_t nbytes) { return cuda::allocate_storage(nbytes, index); },
+      [stream](void* dst, const void* src, size_t n) {
+        OPD_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream));
+      });
 }
 
 // The element copied to the host (a synchronous copy), read there by the CPU plugin.

@@ -38,23 +38,8 @@ namespace kern = cuda::kern;
 // transposed (row stride 1, column stride ld) reads as X: CUBLAS_OP_T. Either way cuBLAS's bound
 // on ld is blas_view's, so no other check is needed.
 
-// A [rows, cols] matrix with element strides (s0, s1) as cuBLAS reads it (see Note [Row-major
-// products in cuBLAS]): as is (trans false) or stored transposed (trans true), with leading
-// dimension ld >= 1. `ok` is false when neither fits (a stride-0 or doubly strided operand),
-// which is copied. The same rule as the CPU's CBLAS view.
-struct BlasView {
-  bool ok = false;
-  bool trans = false;
-  int64_t ld = 1;
-};
-
-BlasView blas_view(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
-  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(1, cols)))
-    return {true, false, rows == 1 ? std::max<int64_t>(1, cols) : s0};
-  if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= std::max<int64_t>(1, rows)))
-    return {true, true, cols == 1 ? std::max<int64_t>(1, rows) : s1};
-  return {};
-}
+using common::blas_view;
+using common::BlasView;
 
 template <class T>
 inline constexpr bool kHalfLike =

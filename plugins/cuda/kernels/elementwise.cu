@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/powi.h"
 #include "cuda/kernels/kernel_args.h"
 #include "cuda/kernels/loops.cuh"
 
@@ -19,25 +20,7 @@ constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2 / pi)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
 constexpr double kGeluKappa = 0.044715;
 
-// base^exp for integers by repeated squaring, wrapping as unsigned arithmetic does; a negative
-// exponent gives 0 unless the base is 1 or -1 (PyTorch's powi, as the CPU plugin).
-template <class T>
-__device__ T powi(T base, T exp) {
-  if constexpr (std::is_signed_v<T>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2 != 0) ? T(-1) : T(1);
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < sizeof(int)), int, T>>;
-  U result = 1, b = static_cast<U>(base);
-  for (auto e = static_cast<U>(exp); e != 0; e >>= 1) {
-    if (e & 1) result *= b;
-    b *= b;
-  }
-  return static_cast<T>(result);
-}
+using common::powi;
 
 template <class A>
 __device__ A gelu(A x, bool tanh_form) {
