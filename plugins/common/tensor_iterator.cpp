@@ -198,10 +198,12 @@ void TensorIterator::compute_loop_geometry() {
   SmallVector<int64_t, 24> strides(static_cast<size_t>(nd) * nt, 0);
   for (int k = 0; k < nt; ++k) {
     const Tensor& t = operands_[k];
+    const IntArrayRef sizes = t.sizes(), tstrides = t.strides();
     const int64_t item = static_cast<int64_t>(t.element_size());
-    const int offset = nd - static_cast<int>(t.dim());
-    for (int d = 0; d < t.dim(); ++d) {
-      if (t.size(d) != 1) strides[(d + offset) * nt + k] = t.stride(d) * item;
+    const int tdim = static_cast<int>(sizes.size());
+    const int offset = nd - tdim;
+    for (int d = 0; d < tdim; ++d) {
+      if (sizes[d] != 1) strides[(d + offset) * nt + k] = tstrides[d] * item;
     }
   }
 

@@ -60,16 +60,26 @@ class Job {
     }
     if (finished == 0) return;
     std::lock_guard lock(mutex_);
-    if (error && !error_) error_ = error;
+    // The exception changes hands under the lock (see wait()): this thread keeps no reference.
+    if (error && !error_) error_ = std::move(error);
+    error = nullptr;
     done_ += finished;
     if (done_ == num_chunks_) done_cv_.notify_all();
   }
 
-  // Blocks until every chunk has run; rethrows the first exception a chunk threw.
+  // Blocks until every chunk has run; rethrows the first exception a chunk threw. The job gives
+  // the exception up, so that a worker dropping the last reference to the job never destroys an
+  // exception the caller is still reading (libstdc++ counts exception references in code that
+  // ThreadSanitizer does not see, and reported that as a race).
   void wait() {
-    std::unique_lock lock(mutex_);
-    done_cv_.wait(lock, [&] { return done_ == num_chunks_; });
-    if (error_) std::rethrow_exception(error_);
+    std::exception_ptr error;
+    {
+      std::unique_lock lock(mutex_);
+      done_cv_.wait(lock, [&] { return done_ == num_chunks_; });
+      error = std::move(error_);
+      error_ = nullptr;
+    }
+    if (error) std::rethrow_exception(error);
   }
 
  private:
