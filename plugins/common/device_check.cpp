@@ -4,9 +4,19 @@
 
 namespace opd::common {
 
-Device check_same_device(std::string_view op, std::span<const Tensor> tensors, size_t num_outputs) {
+namespace {
+
+const Tensor& deref(const Tensor& t) { return t; }
+const Tensor& deref(const Tensor* t) {
+  static const Tensor undefined;
+  return t != nullptr ? *t : undefined;
+}
+
+template <class T>
+Device check_same_device_impl(std::string_view op, std::span<T> tensors, size_t num_outputs) {
   Device common(DeviceType::CPU);
-  for (const Tensor& t : tensors) {
+  for (const auto& p : tensors) {
+    const Tensor& t = deref(p);
     if (t.defined() && !t.is_cpu()) {
       common = t.device();
       break;
@@ -16,7 +26,7 @@ Device check_same_device(std::string_view op, std::span<const Tensor> tensors, s
       op.empty() ? std::string() : fmt::format(" (when checking arguments for {})", op);
   int cpu_scalars = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
+    const Tensor& t = deref(tensors[i]);
     if (!t.defined()) continue;
     const bool is_input = i >= num_outputs;
     if (!common.is_cpu() && is_input && t.dim() == 0 && t.is_cpu()) {
@@ -31,6 +41,17 @@ Device check_same_device(std::string_view op, std::span<const Tensor> tensors, s
               common, t.device(), suffix);
   }
   return common;
+}
+
+}  // namespace
+
+Device check_same_device(std::string_view op, std::span<const Tensor> tensors, size_t num_outputs) {
+  return check_same_device_impl(op, tensors, num_outputs);
+}
+
+Device check_same_device(std::string_view op, std::span<const Tensor* const> tensors,
+                         size_t num_outputs) {
+  return check_same_device_impl(op, tensors, num_outputs);
 }
 
 }  // namespace opd::common

@@ -22,5 +22,8 @@ namespace opd::common {
 // Undefined tensors are skipped; none at all gives the CPU.
 Device check_same_device(std::string_view op, std::span<const Tensor> tensors,
                          size_t num_outputs = 0);
+// The same over borrowed tensors; a null pointer counts as an undefined tensor.
+Device check_same_device(std::string_view op, std::span<const Tensor* const> tensors,
+                         size_t num_outputs = 0);
 
 }  // namespace opd::common

@@ -157,8 +157,8 @@ TensorIterator where_meta(const Tensor& out, const Tensor& condition, const Tens
   return TensorIteratorConfig("where")
       .add_output(out)
       .add_input(condition)
-      .add_input(value(self))
-      .add_input(value(other))
+      .add_owned_input(value(self))
+      .add_owned_input(value(other))
       .check_all_same_dtype(false)
       .output_dtype(dtype)
       .build();

@@ -2,6 +2,7 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -112,11 +113,17 @@ void check_empty_strided(IntArrayRef size, IntArrayRef stride) {
   }
 }
 
-std::vector<int64_t> strides_for_memory_format(IntArrayRef size, MemoryFormat format) {
-  std::vector<int64_t> st(size.size());
+common::DimVector strides_for_memory_format(IntArrayRef size, MemoryFormat format) {
+  common::DimVector st(size.size());
   switch (format) {
-    case MemoryFormat::Contiguous:
-      return contiguous_strides(size);
+    case MemoryFormat::Contiguous: {
+      int64_t z = 1;
+      for (size_t d = size.size(); d-- > 0;) {
+        st[d] = z;
+        z *= std::max<int64_t>(size[d], 1);
+      }
+      return st;
+    }
     case MemoryFormat::ChannelsLast:
       OPD_CHECK(size.size() == 4, "required rank 4 tensor to use channels_last format");
       // N, C, H, W laid out as N, H, W, C.
@@ -188,7 +195,9 @@ ResizeGeometry resize_geometry(const Tensor& self, IntArrayRef size,
     g.strides = self.strides().vec();
     g.nbytes = storage_nbytes(size, g.strides, itemsize, g.storage_offset);
   } else {
-    g.strides = strides_for_memory_format(size, format.value_or(MemoryFormat::Contiguous));
+    const auto strides =
+        strides_for_memory_format(size, format.value_or(MemoryFormat::Contiguous));
+    g.strides.assign(strides.begin(), strides.end());
     g.nbytes = storage_nbytes_contiguous(size, itemsize, g.storage_offset);
   }
   g.needs_new_storage = g.nbytes > self.storage().nbytes();

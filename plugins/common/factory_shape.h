@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/small_vector.h"
 #include "opd/layout.h"
 #include "opd/scalar.h"
 #include "opd/scalar_type.h"
@@ -54,7 +55,7 @@ void check_empty_strided(IntArrayRef size, IntArrayRef stride);
 // Contiguous, ChannelsLast (rank 4: "required rank 4 tensor to use channels_last format"),
 // ChannelsLast3d (rank 5). Preserve has no meaning for a new tensor: "unsupported memory format
 // Preserve".
-std::vector<int64_t> strides_for_memory_format(IntArrayRef size, MemoryFormat format);
+common::DimVector strides_for_memory_format(IntArrayRef size, MemoryFormat format);
 
 // arange's dtype when none is given: Long when start, end and step are all integral (bool counts
 // as integral), else the default Float; `dtype` when given.

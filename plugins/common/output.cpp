@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <vector>
 
@@ -11,7 +12,19 @@
 
 namespace opd::common {
 
+namespace {
+// This plugin's own allocators, by device type (each plugin links its own copy of this library).
+std::atomic<OutputAllocator> output_allocators[kNumDeviceTypes];
+}  // namespace
+
+void set_output_allocator(DeviceType type, OutputAllocator allocate) noexcept {
+  output_allocators[static_cast<int>(type)].store(allocate, std::memory_order_release);
+}
+
 Tensor empty_output(IntArrayRef sizes, ScalarType dtype, Device device) {
+  const OutputAllocator allocate =
+      output_allocators[static_cast<int>(device.type)].load(std::memory_order_acquire);
+  if (allocate != nullptr) return allocate(sizes, dtype, device);
   return opd::empty(sizes, TensorOptions().dtype(dtype).device(device));
 }
 

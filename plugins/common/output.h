@@ -11,9 +11,25 @@
 
 namespace opd::common {
 
-// A new contiguous tensor, allocated through the dispatcher (opd::empty), so that each backend's
-// own allocator serves it: CPU memory, a Meta tensor without memory, later CUDA memory.
+// Note [Output allocation]
+// A kernel's new outputs (the result of add, a converted input, a temporary) come from its own
+// backend's allocator, called directly, as PyTorch's structured kernels call
+// at::detail::empty_cpu rather than aten::empty: a dispatched aten::empty would cost a small
+// operator a sixth of its time. Every plugin links its own copy of this library, so a backend
+// plugin names its allocator for its device type when it registers (set_output_allocator), and
+// empty_output then calls it for tensors of that type; for any other device type (Meta, whose
+// plugin sets none, or a device served by another plugin) empty_output calls opd::empty through
+// the dispatcher. Overriding aten::empty therefore changes what factories return, not the
+// outputs of kernels, in PyTorch and here alike.
+
+// A new contiguous tensor of `sizes` and `dtype` on `device`; see Note [Output allocation].
 Tensor empty_output(IntArrayRef sizes, ScalarType dtype, Device device);
+
+// Makes a new contiguous tensor: a backend's allocator, as its empty kernel would.
+using OutputAllocator = Tensor (*)(IntArrayRef sizes, ScalarType dtype, Device device);
+// Has empty_output call `allocate` for tensors on devices of `type`, in the calling plugin only
+// (null: the dispatcher again). A plugin calls it while it registers.
+void set_output_allocator(DeviceType type, OutputAllocator allocate) noexcept;
 
 // PyTorch's out= rule: an `out` of shape `sizes` is kept; an empty one (numel 0) is resized to
 // `sizes` through opd::resize_ (a dispatched call). Where PyTorch warns and resizes an `out`

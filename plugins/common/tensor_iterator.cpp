@@ -20,6 +20,14 @@ TensorIteratorConfig& TensorIteratorConfig::add_input(const Tensor& in) {
   OPD_INTERNAL_ASSERT(in.defined(), "{}: undefined input", name_);
   OPD_INTERNAL_ASSERT(inputs_.size() + 1 < TensorIterator::kMaxOperands);
   inputs_.push_back(&in);
+  owned_inputs_.emplace_back();
+  return *this;
+}
+TensorIteratorConfig& TensorIteratorConfig::add_owned_input(Tensor in) {
+  OPD_INTERNAL_ASSERT(in.defined(), "{}: undefined input", name_);
+  OPD_INTERNAL_ASSERT(inputs_.size() + 1 < TensorIterator::kMaxOperands);
+  inputs_.push_back(nullptr);
+  owned_inputs_.push_back(std::move(in));
   return *this;
 }
 
@@ -32,7 +40,7 @@ const Tensor& undefined_tensor() {
 
 // The broadcast shape of `shapes` into `out`, without the heap; false on a mismatch (then
 // infer_size gives the error).
-bool broadcast_into(std::span<const IntArrayRef> shapes, SmallVector<int64_t, 6>& out) {
+bool broadcast_into(std::span<const IntArrayRef> shapes, DimVector& out) {
   size_t nd = 0;
   for (IntArrayRef s : shapes) nd = std::max(nd, s.size());
   out.assign(nd, 1);
@@ -97,24 +105,24 @@ TensorIterator TensorIteratorConfig::build() const {
   it.name_ = name_;
   const Tensor& out = output_ ? *output_ : undefined_tensor();
   OPD_INTERNAL_ASSERT(out.defined() || !inputs_.empty(), "{}: no operands", name_);
-  // Every operand once (copied here, moved into the iterator below): 0 is the output.
-  SmallVector<Tensor, 4> operands;
-  operands.push_back(out);
-  for (const Tensor* in : inputs_) operands.push_back(*in);
-  const std::span<const Tensor> inputs(operands.data() + 1, operands.size() - 1);
+  const Tensor* input_ptrs[TensorIterator::kMaxOperands];
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    input_ptrs[i] = inputs_[i] != nullptr ? inputs_[i] : &owned_inputs_[i];
+  }
+  const std::span<const Tensor* const> inputs(input_ptrs, inputs_.size());
   bool read_write = false;
-  for (const Tensor& in : inputs) read_write |= out.defined() && in.is_same(out);
+  for (const Tensor* in : inputs) read_write |= out.defined() && in->is_same(out);
 
   if (check_mem_overlap_ && out.defined()) {
     check_no_internal_overlap(out);
-    for (const Tensor& in : inputs) check_no_partial_overlap(out, in);
+    for (const Tensor* in : inputs) check_no_partial_overlap(out, *in);
   }
 
   // The output takes part in broadcasting only when it cannot be resized; an in-place output
   // does as an input.
   SmallVector<IntArrayRef, 4> shapes;
   if (out.defined() && !resize_outputs_) shapes.push_back(out.sizes());
-  for (const Tensor& in : inputs) shapes.push_back(in.sizes());
+  for (const Tensor* in : inputs) shapes.push_back(in->sizes());
   const std::span<const IntArrayRef> shape_span(shapes.data(), shapes.size());
   if (!broadcast_into(shape_span, it.shape_)) {
     infer_size(shape_span);  // throws the mismatch
@@ -129,10 +137,13 @@ TensorIterator TensorIteratorConfig::build() const {
   }
 
   if (check_all_same_device_) {
-    it.device_ = check_same_device("", std::span<const Tensor>(operands.data(), operands.size()),
-                                   /*num_outputs=*/1);
+    const Tensor* operands[TensorIterator::kMaxOperands];
+    operands[0] = output_;
+    std::copy(inputs.begin(), inputs.end(), operands + 1);
+    it.device_ = check_same_device(
+        "", std::span<const Tensor* const>(operands, inputs.size() + 1), /*num_outputs=*/1);
   } else {
-    it.device_ = out.defined() ? out.device() : inputs[0].device();
+    it.device_ = out.defined() ? out.device() : inputs[0]->device();
   }
 
   // Dtypes: what the inputs are computed in, and what the loop writes.
@@ -141,16 +152,20 @@ TensorIterator TensorIteratorConfig::build() const {
   if (compute_dtype_) {
     common = *compute_dtype_;
   } else if (promote_inputs_) {
-    common = result_type(inputs);
+    ResultTypeState state;
+    for (const Tensor* in : inputs) state = update_result_type_state(*in, state);
+    common = result_type(state);
   } else {
-    common = inputs.empty() ? out.scalar_type() : inputs[0].scalar_type();
+    common = inputs.empty() ? out.scalar_type() : inputs[0]->scalar_type();
   }
   if (check_all_same_dtype_) {
-    for (size_t k = 0; k < operands.size(); ++k) {
-      const Tensor& t = operands[k];
-      if (!t.defined() || (k > 0 && convert_inputs)) continue;
+    const auto check = [&](const Tensor& t) {
       OPD_CHECK(t.scalar_type() == common, "Found dtype {} but expected {}", t.scalar_type(),
                 common);
+    };
+    if (out.defined()) check(out);
+    if (!convert_inputs) {
+      for (const Tensor* in : inputs) check(*in);
     }
   }
   if (promote_integer_inputs_to_float_ && is_integral(common, /*include_bool=*/true)) {
@@ -171,33 +186,49 @@ TensorIterator TensorIteratorConfig::build() const {
   for (int64_t s : it.shape_) numel *= s;
   it.numel_ = numel;
   const bool computes = !it.device_.is_meta() && numel > 0;
+  it.ntensors_ = static_cast<int>(inputs.size()) + 1;
   if (!out.defined()) {
-    it.output_ = empty_output(it.shape(), written, it.device_);
+    it.set_operand(0, undefined_tensor(), empty_output(it.shape(), written, it.device_));
   } else {
-    it.output_ = out;
+    it.given_output_ = &out;
     if (will_resize) resize_output(name_, out, it.shape());
+    if (needs_temporary && computes) {
+      it.set_operand(0, undefined_tensor(), empty_output(it.shape(), written, it.device_));
+    } else {
+      it.set_operand(0, out, Tensor());
+    }
   }
-  it.operands_.push_back(needs_temporary && computes ? empty_output(it.shape(), written, it.device_)
-                                                     : it.output_);
-  for (size_t k = 1; k < operands.size(); ++k) {
-    it.operands_.push_back(convert_inputs && computes ? converted(operands[k], common)
-                                                      : std::move(operands[k]));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& in = *inputs[i];
+    const int k = static_cast<int>(i) + 1;
+    if (convert_inputs && computes && in.scalar_type() != common) {
+      it.set_operand(k, undefined_tensor(), converted(in, common));
+    } else if (inputs_[i] == nullptr) {
+      it.set_operand(k, undefined_tensor(), in);
+    } else {
+      it.set_operand(k, in, Tensor());
+    }
   }
   it.compute_loop_geometry();
   return it;
+}
+
+void TensorIterator::set_operand(int k, const Tensor& borrowed, Tensor owned) {
+  borrowed_[k] = borrowed.defined() ? &borrowed : nullptr;
+  owned_[k] = std::move(owned);
 }
 
 void TensorIterator::compute_loop_geometry() {
   const int nt = ntensors();
   const int nd = static_cast<int>(shape_.size());
   data_.resize(nt);
-  for (int k = 0; k < nt; ++k) data_[k] = static_cast<char*>(operands_[k].data_ptr());
+  for (int k = 0; k < nt; ++k) data_[k] = static_cast<char*>(tensor(k).data_ptr());
 
   // Byte strides by the broadcast shape's dims: operands align at the last dim, and a dim an
   // operand is broadcast along (missing, or of size 1) gets stride 0.
   SmallVector<int64_t, 24> strides(static_cast<size_t>(nd) * nt, 0);
   for (int k = 0; k < nt; ++k) {
-    const Tensor& t = operands_[k];
+    const Tensor& t = tensor(k);
     const IntArrayRef sizes = t.sizes(), tstrides = t.strides();
     const int64_t item = static_cast<int64_t>(t.element_size());
     const int tdim = static_cast<int>(sizes.size());
@@ -254,13 +285,13 @@ bool TensorIterator::is_contiguous() const {
   if (loop_shape_.empty()) return true;
   if (loop_shape_.size() > 1) return false;
   for (int k = 0; k < ntensors(); ++k) {
-    if (loop_stride(k, 0) != static_cast<int64_t>(operands_[k].element_size())) return false;
+    if (loop_stride(k, 0) != static_cast<int64_t>(tensor(k).element_size())) return false;
   }
   return true;
 }
 
 void TensorIterator::cast_outputs() const {
-  if (!operands_[0].is_same(output_)) output_.copy_(operands_[0]);
+  if (!tensor(0).is_same(output())) output().copy_(tensor(0));
 }
 
 TensorIterator TensorIterator::binary_op(std::string_view name, const Tensor& out, const Tensor& a,

@@ -22,14 +22,15 @@
 // stride in bytes (0 for a broadcast operand).
 
 #include <algorithm>
-#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "common/small_vector.h"
 #include "opd/device.h"
 #include "opd/scalar_type.h"
 #include "opd/tensor.h"
@@ -49,13 +50,11 @@ using RangeSplitter = void (*)(int64_t begin, int64_t end, int64_t grain_size,
 
 // How to build a TensorIterator; PyTorch's TensorIteratorConfig. `name` starts error messages
 // that PyTorch words with the operator's name (the out= resize rule).
-// Inline storage for the iterator's per-operand and per-dimension arrays: an ordinary call
-// (a few operands, a few dimensions) builds its iterator without touching the heap.
-template <class T, size_t N>
-using SmallVector = boost::container::small_vector<T, N>;
 
-// The operands are borrowed: every tensor given to add_output and add_input (and the name) must
-// outlive build(), as they do when the calls are chained in one expression ending in build().
+// The operands are borrowed, as PyTorch's TensorIterator borrows them: every tensor given to
+// add_output and add_input, and the name, must outlive build(), and the tensors also the
+// iterator it returns (a kernel's arguments do). Only what the iterator makes (a new output, a
+// converted input, a temporary) does it own, so that building one costs no reference counting.
 class TensorIteratorConfig {
  public:
   explicit TensorIteratorConfig(std::string_view name) : name_(name) {}
@@ -65,6 +64,8 @@ class TensorIteratorConfig {
   TensorIteratorConfig& add_output(const Tensor& out);
   // Inputs, in the order the loop body takes them.
   TensorIteratorConfig& add_input(const Tensor& in);
+  // An input the iterator keeps alive: one the caller made for it (where's converted values).
+  TensorIteratorConfig& add_owned_input(Tensor in);
 
   // Compute in torch.result_type of the inputs, converting the others. Turns off
   // check_all_same_dtype.
@@ -104,7 +105,8 @@ class TensorIteratorConfig {
   friend class TensorIterator;
   std::string_view name_;
   const Tensor* output_ = nullptr;  // null: a new output
-  SmallVector<const Tensor*, 4> inputs_;
+  SmallVector<const Tensor*, 4> inputs_;  // null: input i is owned_inputs_[i]
+  SmallVector<Tensor, 4> owned_inputs_;   // undefined where inputs_ is not null
   std::optional<ScalarType> compute_dtype_;
   std::optional<ScalarType> output_dtype_;
   bool promote_inputs_ = false;
@@ -144,15 +146,17 @@ class TensorIterator {
   // The broadcast shape, in the tensors' dimension order.
   IntArrayRef shape() const { return IntArrayRef(shape_.data(), shape_.size()); }
   int64_t numel() const { return numel_; }
-  int ntensors() const { return static_cast<int>(operands_.size()); }
+  int ntensors() const { return ntensors_; }
   int ninputs() const { return ntensors() - 1; }
   // What the operator returns: the new tensor, the out= tensor or self.
-  const Tensor& output() const { return output_; }
+  const Tensor& output() const& { return given_output_ != nullptr ? *given_output_ : owned_[0]; }
+  // The same, taken from an iterator that is done: `return std::move(iter).output();`.
+  Tensor output() && { return given_output_ != nullptr ? *given_output_ : std::move(owned_[0]); }
   // Operand k as the loop sees it: 0 is what the loop writes (the output or its temporary),
   // 1.. are the inputs, converted to the compute dtype (not on Meta).
-  const Tensor& tensor(int k) const { return operands_[k]; }
-  const Tensor& input(int i) const { return operands_[i + 1]; }
-  ScalarType dtype(int k = 0) const { return operands_[k].scalar_type(); }
+  const Tensor& tensor(int k) const { return borrowed_[k] != nullptr ? *borrowed_[k] : owned_[k]; }
+  const Tensor& input(int i) const { return tensor(i + 1); }
+  ScalarType dtype(int k = 0) const { return tensor(k).scalar_type(); }
   ScalarType input_dtype(int i = 0) const { return dtype(i + 1); }
   // The dtype the inputs are computed in.
   ScalarType common_dtype() const { return common_dtype_; }
@@ -180,15 +184,21 @@ class TensorIterator {
   TensorIterator() = default;
   void compute_loop_geometry();
 
+  // Operand k is *borrowed_[k] (the caller's: an input, the out= tensor, self) or, when that is
+  // null, owned_[k] (made here: the new output, a converted input, the temporary).
+  void set_operand(int k, const Tensor& borrowed, Tensor owned);
+
   std::string name_;
-  SmallVector<int64_t, 6> shape_;
+  DimVector shape_;
   int64_t numel_ = 1;
-  SmallVector<Tensor, 4> operands_;  // [0]: what the loop writes; then the inputs
-  Tensor output_;                    // what the operator returns; operands_[0] unless casting
+  int ntensors_ = 0;
+  const Tensor* borrowed_[kMaxOperands] = {};
+  Tensor owned_[kMaxOperands];
+  const Tensor* given_output_ = nullptr;  // the out= tensor or self; null: owned_[0] is the output
   ScalarType common_dtype_ = ScalarType::Undefined;
   Device device_{DeviceType::CPU};
   SmallVector<char*, 4> data_;          // operand k's first element; null on Meta
-  SmallVector<int64_t, 6> loop_shape_;  // merged dims, fastest first
+  DimVector loop_shape_;  // merged dims, fastest first
   SmallVector<int64_t, 24> strides_;    // [dim * ntensors() + k], bytes
 };
 
@@ -208,6 +218,10 @@ void TensorIterator::serial_for_each(Loop&& loop, int64_t begin, int64_t end) co
   int64_t index[kMaxDims];
   int64_t rest = begin;
   for (int d = 0; d < nd; ++d) {
+    if (rest == 0) {  // the common start, without divisions
+      index[d] = 0;
+      continue;
+    }
     index[d] = rest % loop_shape_[d];
     rest /= loop_shape_[d];
     for (int k = 0; k < nt; ++k) ptrs[k] += index[d] * strides_[d * nt + k];

@@ -36,8 +36,9 @@ Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, ScalarType dtype)
 
 Tensor empty_cpu(IntArrayRef size, ScalarType dtype, MemoryFormat format) {
   const size_t nbytes = factory::storage_nbytes_contiguous(size, element_size(dtype));
+  const auto strides = factory::strides_for_memory_format(size, format);
   return make_tensor(allocate_storage(nbytes), size,
-                     factory::strides_for_memory_format(size, format), 0, dtype,
+                     IntArrayRef(strides.data(), strides.size()), 0, dtype,
                      Device(DeviceType::CPU));
 }
 

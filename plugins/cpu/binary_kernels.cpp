@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "common/elementwise.h"
 #include "common/loops.h"
@@ -196,7 +197,7 @@ Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) 
   }
   TensorIterator iter = common::add_meta(Tensor(), self, other, alpha);
   add_kernel(iter, alpha);
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor& add__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
   return run_in_place(common::add_meta(self, self, other, alpha), self,
@@ -215,7 +216,7 @@ Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) 
   }
   TensorIterator iter = common::sub_meta(Tensor(), self, other, alpha);
   add_kernel(iter, common::negated(alpha), "sub_cpu");
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor& sub__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
   return run_in_place(
@@ -237,7 +238,7 @@ Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
   }
   TensorIterator iter = common::mul_meta(Tensor(), self, other);
   mul_kernel(iter);
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor& mul__Tensor(Tensor& self, const Tensor& other) {
   return run_in_place(common::mul_meta(self, self, other), self, mul_kernel);
@@ -249,7 +250,7 @@ Tensor& mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
 Tensor div_Tensor(const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::div_meta(Tensor(), self, other);
   div_kernel(iter);
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor& div__Tensor(Tensor& self, const Tensor& other) {
   return run_in_place(common::div_meta(self, self, other), self, div_kernel);
@@ -261,25 +262,25 @@ Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
 Tensor pow_Tensor_Scalar(const Tensor& self, const Scalar& exponent) {
   TensorIterator iter = common::pow_meta(Tensor(), self, exponent);
   pow_tensor_scalar_kernel(iter, exponent);
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor pow_Tensor_Tensor(const Tensor& self, const Tensor& exponent) {
   TensorIterator iter = common::pow_meta(Tensor(), self, exponent);
   pow_tensor_tensor_kernel(iter);
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor maximum(const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::min_max_meta("maximum", Tensor(), self, other);
   min_max_kernel<true>(iter, "maximum_cpu");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor minimum(const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::min_max_meta("minimum", Tensor(), self, other);
   min_max_kernel<false>(iter, "minimum_cpu");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other) {
@@ -287,7 +288,7 @@ Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& oth
   OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.dtype(), "where_cpu", [&] {
     cpu_kernel(iter, [](bool c, scalar_t a, scalar_t b) -> scalar_t { return c ? a : b; });
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 }  // namespace opd::native

@@ -2,6 +2,7 @@
 // result is Bool.
 
 #include <functional>
+#include <utility>
 
 #include "common/elementwise.h"
 #include "cpu/elementwise_loops.h"
@@ -18,7 +19,7 @@ Tensor compare(std::string_view op, const char* kernel_name, const Tensor& self,
   OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), kernel_name, [&] {
     cpu::cpu_kernel(iter, [](scalar_t a, scalar_t b) -> bool { return Cmp{}(a, b); });
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // sigmoid, tanh and gelu.
 
 #include <cmath>
+#include <utility>
 
 #include "common/elementwise.h"
 #include "cpu/elementwise_loops.h"
@@ -20,7 +21,7 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
     cpu_kernel(iter,
                [t](scalar_t x, scalar_t grad) -> scalar_t { return x <= t ? scalar_t(0) : grad; });
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 // d sigmoid / dx = y (1 - y), y the forward output.
@@ -31,7 +32,7 @@ Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
     cpu_kernel(iter,
                [](scalar_t grad, scalar_t y) -> scalar_t { return grad * (scalar_t(1) - y) * y; });
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 // d tanh / dx = 1 - y^2, y the forward output.
@@ -42,7 +43,7 @@ Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
     cpu_kernel(iter,
                [](scalar_t grad, scalar_t y) -> scalar_t { return grad * (scalar_t(1) - y * y); });
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 // d gelu / dx = Phi(x) + x phi(x) exactly; for the tanh form, the derivative of
@@ -74,7 +75,7 @@ Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_
       });
     }
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 }  // namespace opd::native

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
 #include "common/elementwise.h"
 #include "cpu/elementwise_loops.h"
@@ -21,7 +22,7 @@ Tensor unary_float(std::string_view op, const char* kernel_name, const Tensor& s
   OPD_DISPATCH_FLOATING_TYPES(iter.common_dtype(), kernel_name, [&] {
     cpu_kernel(iter, [f](scalar_t x) -> scalar_t { return f(x); });
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 void relu_kernel(const TensorIterator& iter) {
@@ -38,7 +39,7 @@ Tensor neg(const Tensor& self) {
   OPD_DISPATCH_ALL_TYPES(iter.common_dtype(), "neg_cpu", [&] {
     cpu_kernel(iter, [](scalar_t x) -> scalar_t { return static_cast<scalar_t>(-x); });
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor abs(const Tensor& self) {
@@ -54,7 +55,7 @@ Tensor abs(const Tensor& self) {
       }
     });
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor exp(const Tensor& self) {
@@ -89,7 +90,7 @@ Tensor sigmoid(const Tensor& self) {
 Tensor relu(const Tensor& self) {
   TensorIterator iter = common::relu_meta(Tensor(), self);
   relu_kernel(iter);
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor& relu_(Tensor& self) {
@@ -118,7 +119,7 @@ Tensor gelu(const Tensor& self, std::string_view approximate) {
       });
     }
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 // min(max(x, min), max): NaN stays NaN; min > max gives max everywhere, as in PyTorch.
@@ -140,7 +141,7 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
       cpu_kernel(iter, [hi](scalar_t x) -> scalar_t { return hi < x ? hi : x; });
     }
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 }  // namespace opd::native

@@ -95,8 +95,9 @@ Tensor empty_strided_cuda(IntArrayRef size, IntArrayRef stride, ScalarType dtype
 
 Tensor empty_cuda(IntArrayRef size, ScalarType dtype, int index, MemoryFormat format) {
   const size_t nbytes = factory::storage_nbytes_contiguous(size, element_size(dtype));
+  const auto strides = factory::strides_for_memory_format(size, format);
   return make_tensor(allocate_storage(nbytes, index), size,
-                     factory::strides_for_memory_format(size, format), 0, dtype,
+                     IntArrayRef(strides.data(), strides.size()), 0, dtype,
                      Device(DeviceType::CUDA, static_cast<int8_t>(index)));
 }
 

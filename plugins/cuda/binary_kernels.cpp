@@ -1,6 +1,8 @@
 // Binary arithmetic, comparisons and where on CUDA devices: the shared metadata step of
 // common/elementwise.h, then one launch of the elementwise family (kernels/elementwise.cu).
 
+#include <utility>
+
 #include "common/elementwise.h"
 #include "cuda/geometry.h"
 #include "opd/native/CUDA.h"
@@ -41,7 +43,7 @@ Tensor compare(const char* op, CompareOp cmp, const Tensor& self, const Tensor& 
   run_elementwise(iter, name, [&](const cuda::kern::Geometry& g, cuda::kern::Stream s) {
     return cuda::kern::launch_compare(cmp, dtype, g, s);
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 }  // namespace
@@ -49,7 +51,7 @@ Tensor compare(const char* op, CompareOp cmp, const Tensor& self, const Tensor& 
 Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   TensorIterator iter = common::add_meta(Tensor(), self, other, alpha);
   add_kernel(iter, alpha, "add_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor& add__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
   return run_in_place(common::add_meta(self, self, other, alpha), self,
@@ -63,7 +65,7 @@ Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Te
 Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   TensorIterator iter = common::sub_meta(Tensor(), self, other, alpha);
   add_kernel(iter, common::negated(alpha), "sub_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor& sub__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
   return run_in_place(
@@ -79,7 +81,7 @@ Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Te
 Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::mul_meta(Tensor(), self, other);
   binary_kernel(iter, BinaryOp::Mul, "mul_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor& mul__Tensor(Tensor& self, const Tensor& other) {
   return run_in_place(common::mul_meta(self, self, other), self, [](const TensorIterator& it) {
@@ -95,7 +97,7 @@ Tensor& mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
 Tensor div_Tensor(const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::div_meta(Tensor(), self, other);
   binary_kernel(iter, BinaryOp::Div, "div_true_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor& div__Tensor(Tensor& self, const Tensor& other) {
   return run_in_place(common::div_meta(self, self, other), self, [](const TensorIterator& it) {
@@ -111,18 +113,18 @@ Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
 Tensor pow_Tensor_Tensor(const Tensor& self, const Tensor& exponent) {
   TensorIterator iter = common::pow_meta(Tensor(), self, exponent);
   binary_kernel(iter, BinaryOp::Pow, "pow_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor maximum(const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::min_max_meta("maximum", Tensor(), self, other);
   binary_kernel(iter, BinaryOp::Maximum, "maximum_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor minimum(const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::min_max_meta("minimum", Tensor(), self, other);
   binary_kernel(iter, BinaryOp::Minimum, "minimum_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor eq_Tensor(const Tensor& self, const Tensor& other) {
@@ -150,7 +152,7 @@ Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& oth
   run_elementwise(iter, "where_cuda", [&](const cuda::kern::Geometry& g, cuda::kern::Stream s) {
     return cuda::kern::launch_where(dtype, g, s);
   });
-  return iter.output();
+  return std::move(iter).output();
 }
 
 // Gradients of the pointwise activations.
@@ -158,19 +160,19 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
   TensorIterator iter = common::threshold_backward_meta(Tensor(), grad_output, self, threshold);
   binary_kernel(iter, BinaryOp::ThresholdBackward, "threshold_backward_cuda",
                 cuda::scalar_arg(threshold));
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor sigmoid_backward(const Tensor& grad_output, const Tensor& output) {
   TensorIterator iter = common::pointwise_backward_meta("sigmoid_backward", "sigmoid_backward_cuda",
                                                         Tensor(), grad_output, output);
   binary_kernel(iter, BinaryOp::SigmoidBackward, "sigmoid_backward_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
   TensorIterator iter = common::pointwise_backward_meta("tanh_backward", "tanh_backward_cuda",
                                                         Tensor(), grad_output, output);
   binary_kernel(iter, BinaryOp::TanhBackward, "tanh_backward_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate) {
   const bool tanh_form = common::gelu_approximation(approximate) == common::GeluApproximation::Tanh;
@@ -178,7 +180,7 @@ Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_
                                                         Tensor(), grad_output, self);
   binary_kernel(iter, tanh_form ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward,
                 "GeluBackwardKernelImpl");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 }  // namespace opd::native

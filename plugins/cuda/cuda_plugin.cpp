@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include "common/output.h"
 #include "cuda/allocator.h"
 #include "cuda/blas_handle.h"
 #include "cuda/cuda_check.h"
@@ -14,6 +15,11 @@
 #include "opd/plugin.h"
 
 namespace {
+// Kernels' new outputs, without a dispatched aten::empty (Note [Output allocation]).
+opd::Tensor new_output(opd::IntArrayRef sizes, opd::ScalarType dtype, opd::Device device) {
+  return opd::cuda::empty_cuda(sizes, dtype, opd::cuda::device_index(device));
+}
+
 void shutdown_cuda() noexcept {
   opd::cuda::destroy_blas_handles();
   opd::cuda::empty_all_caches();
@@ -30,6 +36,7 @@ OPD_PLUGIN(cuda, "0.1.0") {
   if (count == 0) opd::plugin_unavailable("cudaGetDeviceCount found no CUDA device");
   opd::cuda::set_device_count(count);
   opd::on_plugin_shutdown(&shutdown_cuda);
+  opd::common::set_output_allocator(opd::DeviceType::CUDA, &new_output);
 }
 
 OPD_LIBRARY_IMPL(aten, CUDA, m) { opd::native::register_CUDA_kernels(m); }

@@ -1,6 +1,8 @@
 // Unary functions on CUDA devices: neg, abs, the floating functions, relu, gelu, clamp, and pow
 // with a Scalar exponent; the shared metadata step, then one launch of the elementwise family.
 
+#include <utility>
+
 #include "common/elementwise.h"
 #include "cuda/geometry.h"
 #include "opd/native/CUDA.h"
@@ -23,7 +25,7 @@ void unary_kernel(const TensorIterator& iter, UnaryOp op, std::string_view name,
 Tensor unary_float(const char* op, UnaryOp kernel_op, const Tensor& self) {
   TensorIterator iter = common::unary_float_meta(op, Tensor(), self);
   unary_kernel(iter, kernel_op, std::string(op) + "_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 }  // namespace
@@ -31,13 +33,13 @@ Tensor unary_float(const char* op, UnaryOp kernel_op, const Tensor& self) {
 Tensor neg(const Tensor& self) {
   TensorIterator iter = common::neg_meta(Tensor(), self);
   unary_kernel(iter, UnaryOp::Neg, "neg_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor abs(const Tensor& self) {
   TensorIterator iter = common::abs_meta(Tensor(), self);
   unary_kernel(iter, UnaryOp::Abs, "abs_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor exp(const Tensor& self) { return unary_float("exp", UnaryOp::Exp, self); }
@@ -52,7 +54,7 @@ Tensor sigmoid(const Tensor& self) { return unary_float("sigmoid", UnaryOp::Sigm
 Tensor relu(const Tensor& self) {
   TensorIterator iter = common::relu_meta(Tensor(), self);
   unary_kernel(iter, UnaryOp::Relu, "relu_cuda");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor& relu_(Tensor& self) {
@@ -66,7 +68,7 @@ Tensor gelu(const Tensor& self, std::string_view approximate) {
   TensorIterator iter = common::gelu_meta(Tensor(), self, approximate);
   const bool tanh_form = common::gelu_approximation(approximate) == common::GeluApproximation::Tanh;
   unary_kernel(iter, tanh_form ? UnaryOp::GeluTanh : UnaryOp::Gelu, "GeluKernelImpl");
-  return iter.output();
+  return std::move(iter).output();
 }
 
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
@@ -74,7 +76,7 @@ Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
   TensorIterator iter = common::clamp_meta(Tensor(), self, min, max);
   unary_kernel(iter, UnaryOp::Clamp, "clamp_scalar_cuda", cuda::scalar_arg(min),
                cuda::scalar_arg(max));
-  return iter.output();
+  return std::move(iter).output();
 }
 
 // x^0 is 1 and x^1 is x for every dtype; other exponents as the CPU's pow (the common ones as
@@ -86,7 +88,7 @@ Tensor pow_Tensor_Scalar(const Tensor& self, const Scalar& exponent) {
   } else {
     unary_kernel(iter, UnaryOp::PowScalar, "pow_cuda", cuda::scalar_arg(exponent));
   }
-  return iter.output();
+  return std::move(iter).output();
 }
 
 }  // namespace opd::native

@@ -23,7 +23,8 @@ Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, ScalarType dtype
 // PyTorch sizes a new tensor's storage as a contiguous one, whatever its memory format.
 Tensor empty_meta(IntArrayRef size, ScalarType dtype, MemoryFormat format) {
   const size_t nbytes = factory::storage_nbytes_contiguous(size, element_size(dtype));
-  return make_tensor(meta_storage(nbytes), size, factory::strides_for_memory_format(size, format),
+  const auto strides = factory::strides_for_memory_format(size, format);
+  return make_tensor(meta_storage(nbytes), size, IntArrayRef(strides.data(), strides.size()),
                      0, dtype, Device(DeviceType::Meta));
 }
 

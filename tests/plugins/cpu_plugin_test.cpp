@@ -14,11 +14,14 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "common/philox.h"
 #include "cpu/parallel.h"
+#include "opd/dispatch_observer.h"
+#include "opd/dispatcher.h"
 #include "opd/error.h"
 #include "opd/generator.h"
 #include "opd/ops.h"
@@ -100,6 +103,42 @@ TEST_F(CpuPluginTest, StoragesAre64ByteAlignedAndKeepThePluginAsOwner) {
   EXPECT_EQ(s.storage().nbytes(), 24u);
   Tensor cl = opd::empty({2, 3, 4, 5}, TensorOptions(), MemoryFormat::ChannelsLast);
   EXPECT_EQ(cl.strides().vec(), (std::vector<int64_t>{60, 1, 15, 3}));
+}
+
+// The operators each call dispatches, outermost and nested.
+class RecordOperators : public DispatchObserver {
+ public:
+  void on_enter(const DispatchHop& hop) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    names_.push_back(hop.op.operator_name().to_string());
+  }
+  std::vector<std::string> names() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return names_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> names_;
+};
+
+// Note [Output allocation]: a kernel's new result and its converted inputs come from the CPU
+// allocator directly; only the copy that converts goes through the dispatcher.
+TEST_F(CpuPluginTest, KernelOutputsComeFromTheAllocatorWithoutDispatchingEmpty) {
+  Tensor a = opd::empty({2, 3}, kInt).fill_(1);
+  Tensor b = opd::empty({3}).fill_(1);
+  auto recorder = std::make_shared<RecordOperators>();
+  Tensor c;
+  {
+    auto guard = set_dispatch_observer(recorder);
+    c = opd::add(a, b);  // a is converted to Float
+  }
+  EXPECT_EQ(recorder->names(), (std::vector<std::string>{"aten::add.Tensor", "aten::copy_"}));
+  EXPECT_EQ(c.scalar_type(), kFloat);
+  EXPECT_EQ(c.sizes().vec(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c.data_ptr()) % 64, 0u);
+  EXPECT_NE(c.storage().owner(), nullptr);
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(c.data_ptr<float>()[i], 2.0f);
 }
 
 TEST_F(CpuPluginTest, UnloadWithTensorsAliveStopsThePoolAndUnmapsAfterTheLastTensor) {
