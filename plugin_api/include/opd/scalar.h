@@ -68,8 +68,8 @@ class OPD_API Scalar {
   bool is_boolean() const { return tag_ == Tag::Bool; }
   // Long, Double, Bool or ComplexDouble.
   ScalarType type() const {
-    constexpr ScalarType kTypes[] = {ScalarType::Bool, ScalarType::Int64, ScalarType::Float64,
-                                     ScalarType::ComplexDouble};
+    static constexpr ScalarType kTypes[] = {ScalarType::Bool, ScalarType::Int64,
+                                            ScalarType::Float64, ScalarType::ComplexDouble};
     return kTypes[static_cast<int>(tag_)];
   }
 

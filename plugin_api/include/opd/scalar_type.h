@@ -47,9 +47,13 @@ inline constexpr ScalarType kComplexFloat = ScalarType::ComplexFloat;
 inline constexpr ScalarType kComplexDouble = ScalarType::ComplexDouble;
 
 // Bytes per element; 0 for Undefined.
+namespace detail {
+// At namespace scope, so that the table is read from memory rather than built on the stack at
+// every call (a constexpr function may not hold a static local before C++23).
+inline constexpr uint8_t kElementSizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16, 0};
+}  // namespace detail
 constexpr size_t element_size(ScalarType t) {
-  constexpr uint8_t kSizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16, 0};
-  return kSizes[static_cast<int>(t)];
+  return detail::kElementSizes[static_cast<int>(t)];
 }
 // Float16, BFloat16, Float32, Float64 (complex types are not floating point, as in PyTorch).
 constexpr bool is_floating_point(ScalarType t) {
