@@ -13,7 +13,7 @@ AutogradMeta& materialize_meta(const Tensor& t) {
   OPD_CHECK(t.defined(), "autograd: an undefined tensor has no autograd state");
   TensorImpl* impl = t.unsafe_get_impl();
   if (!impl->autograd_meta()) {
-    impl->set_autograd_meta(make_plugin_shared(new AutogradMeta(), this_plugin_reference()));
+    impl->set_autograd_meta(allocate_plugin_shared<AutogradMeta>(nullptr, this_plugin_reference()));
   }
   return *static_cast<AutogradMeta*>(impl->autograd_meta().get());
 }

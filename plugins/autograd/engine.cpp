@@ -40,12 +40,12 @@ bool expandable(IntArrayRef from, IntArrayRef to) {
 // PyTorch's validate_outputs: a gradient is summed to its input's shape and cast to its dtype
 // and device; one that cannot be is the node's bug.
 Tensor validate(const Node& node, size_t index, Tensor grad, const InputMetadata& m) {
-  if (!grad.sizes().equals(m.sizes)) {
-    OPD_CHECK(expandable(m.sizes, grad.sizes()),
+  if (!grad.sizes().equals(m.shape())) {
+    OPD_CHECK(expandable(m.shape(), grad.sizes()),
               "Function {} returned an invalid gradient at index {} - got {} but expected shape "
               "compatible with {}",
-              node.name(), index, shape(grad.sizes()), shape(m.sizes));
-    grad = sum_to(grad, m.sizes);
+              node.name(), index, shape(grad.sizes()), shape(m.shape()));
+    grad = sum_to(grad, m.shape());
   }
   if (grad.scalar_type() != m.dtype || grad.device() != m.device) {
     grad = _to_copy(grad, TensorOptions().dtype(m.dtype).device(m.device));
@@ -175,9 +175,9 @@ variable_list run_backward(const std::vector<Edge>& roots, variable_list grad_ro
       for (size_t i = 0; i < node->num_inputs(); ++i) {
         if (inputs[i].defined()) continue;
         const InputMetadata& m = node->input_metadata()[i];
-        inputs[i] = zeros(m.sizes, TensorOptions().dtype(m.dtype).device(m.device));
+        inputs[i] = zeros(m.shape(), TensorOptions().dtype(m.dtype).device(m.device));
       }
-      grads = node->apply(std::move(inputs));
+      grads = run_node(node, std::move(inputs));
       if (!keep_graph) node->release_variables();
       OPD_CHECK(grads.size() == node->next_edges().size() || node->next_edges().empty(),
                 "Function {} returned an incorrect number of gradients (expected {}, got {})",

@@ -20,7 +20,7 @@ class CopySlices final : public Node {
         view_strides_(view.strides().vec()),
         view_offset_(view.storage_offset() - base.storage_offset()),
         fn_(std::move(fn)) {
-    std::vector<Edge> edges = fn_->next_edges();
+    edge_list edges = fn_->next_edges();
     edges[0] = gradient_edge(base);
     // fn computes the view's gradient only when its first edge is valid.
     fn_->mutable_next_edges()[0] = edges[0];
@@ -34,7 +34,7 @@ class CopySlices final : public Node {
     result.copy_(grad);
     Tensor slice =
         result.as_strided(view_sizes_, view_strides_, result.storage_offset() + view_offset_);
-    variable_list res = fn_->apply({slice.clone(MemoryFormat::Contiguous)});
+    variable_list res = run_node(fn_, {slice.clone(MemoryFormat::Contiguous)});
     variable_list out(next_edges().size());
     if (res[0].defined()) {
       slice.copy_(res[0]);

@@ -32,19 +32,19 @@ bool compute_requires_grad(const Args&... args) {
   return (false || ... || any_requires_grad(args));
 }
 
-inline void append_edges(std::vector<Edge>& out, const Tensor& t) {
+inline void append_edges(edge_list& out, const Tensor& t) {
   out.push_back(gradient_edge(t));
 }
-inline void append_edges(std::vector<Edge>& out, const std::optional<Tensor>& t) {
+inline void append_edges(edge_list& out, const std::optional<Tensor>& t) {
   out.push_back(t ? gradient_edge(*t) : Edge{});
 }
-inline void append_edges(std::vector<Edge>& out, TensorList ts) {
+inline void append_edges(edge_list& out, TensorList ts) {
   for (const Tensor& t : ts) out.push_back(gradient_edge(t));
 }
 // One edge per differentiable input (per element of a Tensor[]), in order.
 template <class... Args>
-std::vector<Edge> collect_next_edges(const Args&... args) {
-  std::vector<Edge> out;
+edge_list collect_next_edges(const Args&... args) {
+  edge_list out;
   (append_edges(out, args), ...);
   return out;
 }

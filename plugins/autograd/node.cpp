@@ -1,17 +1,36 @@
 #include "autograd/node.h"
 
-#include <atomic>
 #include <memory>
 #include <vector>
 
 namespace opd::autograd {
 namespace {
-std::atomic<uint64_t> next_sequence_nr{0};
+// Per thread, as PyTorch's at::sequence_number: the engine only orders the nodes of one graph,
+// which one thread records, and a shared counter would cost every node an atomic increment.
+thread_local uint64_t next_sequence_nr = 0;
+
+// The node run_node is running on this thread (innermost), for Node::shared().
+thread_local const std::shared_ptr<Node>* running_node = nullptr;
 }  // namespace
 
-Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+Node::Node() : sequence_nr_(next_sequence_nr++) {}
 
 Node::~Node() = default;
+
+const std::shared_ptr<Node>& Node::shared() const {
+  OPD_INTERNAL_ASSERT(running_node != nullptr && running_node->get() == this,
+                      "{}: shared() called outside its own run_node", name());
+  return *running_node;
+}
+
+variable_list run_node(const std::shared_ptr<Node>& node, variable_list&& grads) {
+  struct Restore {
+    const std::shared_ptr<Node>* outer;
+    ~Restore() { running_node = outer; }
+  } restore{running_node};
+  running_node = &node;
+  return node->apply(std::move(grads));
+}
 
 // Note [Deep graphs]
 // A node owns the nodes of its next edges, and through its saved tensors their grad_fns: freeing
@@ -19,29 +38,33 @@ Node::~Node() = default;
 // (a loop that builds a graph of 200,000 operations and drops it). As PyTorch's deleteNode, the
 // outermost deletion on a thread collects the nodes a node releases into a list, after freeing
 // its saved variables, and frees them one by one; deletions they cause add to the same list.
-void delete_node(void* p) {
-  thread_local std::vector<std::shared_ptr<Node>>* pending = nullptr;
-  auto* node = static_cast<Node*>(p);
-  std::vector<std::shared_ptr<Node>> local;
+void destroy_node(Node* node) noexcept {
+  thread_local boost::container::small_vector_base<std::shared_ptr<Node>>* pending = nullptr;
+  // Room for a short chain, so that freeing an ordinary graph does not allocate.
+  boost::container::small_vector<std::shared_ptr<Node>, 8> local;
   const bool outermost = pending == nullptr;
   if (outermost) pending = &local;
   node->release_variables();
   for (Edge& e : node->mutable_next_edges()) {
     if (e.function) pending->push_back(std::move(e.function));
   }
-  delete node;
+  node->~Node();
   if (outermost) {
     while (!local.empty()) {
       std::shared_ptr<Node> next = std::move(local.back());
       local.pop_back();
-      next.reset();  // may run delete_node, which appends to `local`
+      next.reset();  // may run destroy_node, which appends to `local`
     }
     pending = nullptr;
   }
 }
 
 uint32_t Node::add_input_metadata(const Tensor& t) {
-  input_metadata_.push_back({t.sizes().vec(), t.scalar_type(), t.device()});
+  const IntArrayRef sizes = t.sizes();
+  InputMetadata& m = input_metadata_.emplace_back();
+  m.sizes.assign(sizes.begin(), sizes.end());
+  m.dtype = t.scalar_type();
+  m.device = t.device();
   return static_cast<uint32_t>(input_metadata_.size() - 1);
 }
 

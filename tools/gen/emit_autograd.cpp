@@ -230,7 +230,7 @@ void emit_node(const Analysis& a, std::string& header, std::string& source) {
   std::string body = fmt::format("variable_list {}::apply(variable_list&& grads) {{\n", n);
   body +=
       "  const Tensor& grad = grads[0];\n  (void)grad;\n"
-      "  const std::shared_ptr<Node> node_self = shared();\n  (void)node_self;\n"
+      "  const std::shared_ptr<Node>& node_self = shared();\n  (void)node_self;\n"
       "  size_t next_offset = 0;\n";
   for (const Argument* in : differentiable_inputs(d)) {
     if (is_tensor_list(*in)) {
