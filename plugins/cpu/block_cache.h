@@ -5,9 +5,9 @@
 // back to the kernel and come back as fresh pages: glibc serves big blocks with mmap, and the
 // first touch of every page faults, which costs more than the op itself for a 64 MB add. So
 // blocks of 1 MiB and more are kept after free, by exact size, up to 512 MiB in all, and reused.
-// Blocks up to 4 KiB have a cache of their own (Note [Small block cache] in block_cache.cpp);
-// those in between stay with malloc. The caches are emptied when the plugin shuts down and when
-// its library is unmapped. Under AddressSanitizer they are off, so that
+// Blocks up to 4 KiB come from malloc's per-thread caches (Note [Small blocks] in
+// block_cache.cpp); those in between stay with posix_memalign. The cache is emptied when the
+// plugin shuts down and when its library is unmapped. Under AddressSanitizer it is off, so that
 // a use after free is still caught.
 
 #include <cstddef>
