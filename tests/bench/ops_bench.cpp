@@ -1,8 +1,7 @@
 // Operator figures (issue #4 §6), each against a reference measured in the same run:
 //   add of 16M floats, broadcast add and sum over 16M: bandwidth against memcpy of the same bytes
 //   mm 512 and 2048 float through the dispatcher against a direct cblas_sgemm
-//   add of a 2x3 and a 3-element tensor, allocation included, against a bare loop
-// The default plugins (cpu, meta, composite) are loaded from the build once.
+// (The small add is in small_add_bench.cpp.) The default plugins are loaded from the build once.
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -11,20 +10,12 @@
 #include <vector>
 
 #include "opd/ops.h"
-#include "opd/plugin_manager.h"
+#include "load_plugins.h"
 #include "ratios.h"
 
 namespace {
 
 constexpr int64_t kBig = 16 << 20;  // 16M elements, 64 MB of float
-
-void load_plugins() {
-  static bool loaded = [] {
-    opd::plugins().load_default();
-    return true;
-  }();
-  (void)loaded;
-}
 
 // Copies `bytes` bytes per iteration between two preallocated buffers.
 void memcpy_bytes(benchmark::State& state, size_t bytes) {
@@ -48,7 +39,7 @@ void BM_MemcpyAsSum16M(benchmark::State& state) { memcpy_bytes(state, kBig * 4 /
 BENCHMARK(BM_MemcpyAsSum16M)->Unit(benchmark::kMillisecond);
 
 void BM_AddOut16M(benchmark::State& state) {
-  load_plugins();
+  opd::bench::load_default_plugins();
   opd::Tensor a = opd::ones({kBig}), b = opd::ones({kBig}), out = opd::empty({kBig});
   for (auto _ : state) {
     opd::add_out(out, a, b);
@@ -60,7 +51,7 @@ BENCHMARK(BM_AddOut16M)->Unit(benchmark::kMillisecond);
 
 // The functional form also allocates (and first-touches) its 64 MB result every time.
 void BM_Add16M(benchmark::State& state) {
-  load_plugins();
+  opd::bench::load_default_plugins();
   opd::Tensor a = opd::ones({kBig}), b = opd::ones({kBig});
   for (auto _ : state) {
     opd::Tensor c = opd::add(a, b);
@@ -71,7 +62,7 @@ void BM_Add16M(benchmark::State& state) {
 BENCHMARK(BM_Add16M)->Unit(benchmark::kMillisecond);
 
 void BM_BroadcastAddOut16M(benchmark::State& state) {
-  load_plugins();
+  opd::bench::load_default_plugins();
   opd::Tensor a = opd::ones({4096, 4096}), b = opd::ones({4096}), out = opd::empty({4096, 4096});
   for (auto _ : state) {
     opd::add_out(out, a, b);
@@ -82,7 +73,7 @@ void BM_BroadcastAddOut16M(benchmark::State& state) {
 BENCHMARK(BM_BroadcastAddOut16M)->Unit(benchmark::kMillisecond);
 
 void BM_Sum16M(benchmark::State& state) {
-  load_plugins();
+  opd::bench::load_default_plugins();
   opd::Tensor a = opd::ones({kBig});
   for (auto _ : state) {
     opd::Tensor s = opd::sum(a);
@@ -104,7 +95,7 @@ void BM_SgemmDirect(benchmark::State& state) {
 BENCHMARK(BM_SgemmDirect)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond);
 
 void BM_MmDispatched(benchmark::State& state) {
-  load_plugins();
+  opd::bench::load_default_plugins();
   const int64_t n = state.range(0);
   opd::Tensor a = opd::ones({n, n}), b = opd::full({n, n}, 0.5);
   for (auto _ : state) {
@@ -113,43 +104,6 @@ void BM_MmDispatched(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MmDispatched)->Arg(512)->Arg(2048)->Unit(benchmark::kMillisecond);
-
-// The small add: what the dispatcher, broadcasting, promotion and allocation cost together.
-[[gnu::noinline]] void bare_broadcast_add(const float* a, const float* b, float* out) {
-  for (int i = 0; i < 2; ++i) {
-    for (int j = 0; j < 3; ++j) out[i * 3 + j] = a[i * 3 + j] + b[j];
-  }
-}
-
-void BM_SmallAddBareLoop(benchmark::State& state) {
-  float a[6] = {1, 2, 3, 4, 5, 6}, b[3] = {1, 1, 1}, out[6];
-  for (auto _ : state) {
-    bare_broadcast_add(a, b, out);
-    benchmark::DoNotOptimize(out);
-  }
-}
-BENCHMARK(BM_SmallAddBareLoop);
-
-void BM_SmallAddDispatched(benchmark::State& state) {
-  load_plugins();
-  opd::Tensor a = opd::ones({2, 3}), b = opd::ones({3});
-  for (auto _ : state) {
-    opd::Tensor c = opd::add(a, b);
-    benchmark::DoNotOptimize(c);
-  }
-}
-BENCHMARK(BM_SmallAddDispatched);
-
-// Autograd (issue #5): the same add when an input requires grad records an AddBackward0 node.
-void BM_SmallAddRequiresGrad(benchmark::State& state) {
-  load_plugins();
-  opd::Tensor a = opd::ones({2, 3}).requires_grad_(true), b = opd::ones({3});
-  for (auto _ : state) {
-    opd::Tensor c = opd::add(a, b);
-    benchmark::DoNotOptimize(c);
-  }
-}
-BENCHMARK(BM_SmallAddRequiresGrad);
 
 const bool kRatios = [] {
   // Time ratios: memcpy of the same bytes / the operator is the operator's share of memcpy's
@@ -161,8 +115,6 @@ const bool kRatios = [] {
   opd::bench::add_ratio("BM_MemcpyAsSum16M", "BM_Sum16M", ">= 0.8 (bandwidth of sum)");
   opd::bench::add_ratio("BM_SgemmDirect/512", "BM_MmDispatched/512", ">= 0.97");
   opd::bench::add_ratio("BM_SgemmDirect/2048", "BM_MmDispatched/2048", ">= 0.97");
-  opd::bench::add_ratio("BM_SmallAddDispatched", "BM_SmallAddBareLoop", "report");
-  opd::bench::add_ratio("BM_SmallAddRequiresGrad", "BM_SmallAddDispatched", "<= 2 (autograd)");
   return true;
 }();
 

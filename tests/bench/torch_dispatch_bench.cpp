@@ -143,6 +143,8 @@ const bool ratios_declared = [] {
   opd::bench::add_ratio("BM_TorchDispatchUnboxed", "BM_TorchDirectCall", "PyTorch's own ratio");
   opd::bench::add_ratio("BM_TorchDispatchBoxed", "BM_TorchDirectCall", "PyTorch's own ratio");
   opd::bench::add_ratio("BM_TorchSmallAddRequiresGrad", "BM_TorchSmallAdd", "PyTorch's own ratio");
+  // Issue #4's figure: opdispatch's small add (small_add_bench.cpp) against at::add.
+  opd::bench::add_ratio("BM_SmallAddDispatched", "BM_TorchSmallAdd", "< 0.4");
   return true;
 }();
 
