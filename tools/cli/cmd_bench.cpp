@@ -46,7 +46,13 @@ void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
       exit_code = 1;
       return;
     }
-    std::vector<std::string> args = cmd->remaining();
+    // Three repetitions in random order, each ratio from the medians: on a shared machine a
+    // slow spell then falls on both sides of a ratio rather than on one. The caller's arguments
+    // come after these and override them.
+    std::vector<std::string> args = {"--benchmark_repetitions=3",
+                                     "--benchmark_enable_random_interleaving=true",
+                                     "--benchmark_report_aggregates_only=true"};
+    for (const std::string& a : cmd->remaining()) args.push_back(a);
     exit_code = run(bench, args);
     std::filesystem::path cuda = dir / "opd_bench_cuda";
     if (exit_code == 0 && std::filesystem::exists(cuda)) {
