@@ -50,7 +50,7 @@ using RangeSplitter = void (*)(int64_t begin, int64_t end, int64_t grain_size,
 
 // How to build a TensorIterator; PyTorch's TensorIteratorConfig. `name` starts error messages
 // that PyTorch words with the operator's name (the out= resize rule).
-
+//
 // The operands are borrowed, as PyTorch's TensorIterator borrows them: every tensor given to
 // add_output and add_input, and the name, must outlive build(), and the tensors also the
 // iterator it returns (a kernel's arguments do). Only what the iterator makes (a new output, a
