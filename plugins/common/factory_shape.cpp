@@ -61,7 +61,8 @@ ScalarType factory_dtype(std::string_view op, std::optional<ScalarType> dtype,
   const Layout l = layout.value_or(Layout::Strided);
   OPD_CHECK(l == Layout::Strided, "{}: only the Strided layout is supported, got {}", op,
             to_string(l));
-  OPD_CHECK(!pin_memory.value_or(false), "{}: pin_memory is not supported by the {} plugin", op,
+  OPD_CHECK(!pin_memory.value_or(false),
+            "{}: Only dense CPU tensors can be pinned (pin_memory=True on the {} plugin)", op,
             backend);
   const ScalarType t = dtype.value_or(ScalarType::Float32);
   OPD_CHECK_T(TypeError, t != ScalarType::Undefined, "{}: dtype Undefined is not a tensor dtype",

@@ -29,8 +29,9 @@ void check_size_nonnegative(IntArrayRef size);
 
 // The dtype of a factory's result: `dtype`, or Float when none is given. Also checks the
 // options no plugin supports: a layout other than Strided ("<op>: only the Strided layout is
-// supported, got Sparse") and pin_memory=true ("<op>: pin_memory is not supported by the
-// <backend> plugin"). `backend` names the plugin in that message ("cpu", "meta").
+// supported, got Sparse") and pin_memory=true ("<op>: Only dense CPU tensors can be pinned
+// (pin_memory=True on the <backend> plugin)"). `backend` names the plugin in that message
+// ("meta", "cuda"); the CPU plugin pins its results itself and passes no pin_memory here.
 ScalarType factory_dtype(std::string_view op, std::optional<ScalarType> dtype,
                          std::optional<Layout> layout, std::optional<bool> pin_memory,
                          std::string_view backend);

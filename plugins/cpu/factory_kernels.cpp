@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "common/factory_shape.h"
 #include "common/half.h"
@@ -14,6 +15,7 @@
 #include "cpu/parallel.h"
 #include "opd/generator.h"
 #include "opd/native/CPU.h"
+#include "opd/ops.h"
 
 namespace opd::native {
 
@@ -85,11 +87,18 @@ Scalar to_scalar(T value) {
 }
 
 Tensor random_tensor(const char* op, IntArrayRef size, std::optional<ScalarType> dtype,
-                     std::optional<Layout> layout, std::optional<bool> pin_memory) {
-  const ScalarType t = factory::factory_dtype(op, dtype, layout, pin_memory, kBackend);
+                     std::optional<Layout> layout) {
+  const ScalarType t = factory::factory_dtype(op, dtype, layout, std::nullopt, kBackend);
   factory::check_size_nonnegative(size);
   factory::check_random_dtype(op, t);
   return cpu::empty_cpu(size, t);
+}
+
+// `t`, or a copy of it in pinned memory when pin_memory is true. Pinned memory comes from a
+// device plugin (Note [Pinned memory]); without one, _pin_memory says so. The copy costs one
+// pass over the new tensor, which PyTorch saves by allocating pinned memory directly.
+Tensor pinned_if(Tensor t, std::optional<bool> pin_memory) {
+  return pin_memory.value_or(false) ? opd::_pin_memory(t) : t;
 }
 
 }  // namespace
@@ -98,35 +107,37 @@ Tensor empty_memory_format(IntArrayRef size, std::optional<ScalarType> dtype,
                            std::optional<Layout> layout, std::optional<Device>,
                            std::optional<bool> pin_memory,
                            std::optional<MemoryFormat> memory_format) {
-  const ScalarType t = factory::factory_dtype("empty", dtype, layout, pin_memory, kBackend);
+  const ScalarType t = factory::factory_dtype("empty", dtype, layout, std::nullopt, kBackend);
   factory::check_size_nonnegative(size);
-  return cpu::empty_cpu(size, t, memory_format.value_or(MemoryFormat::Contiguous));
+  return pinned_if(cpu::empty_cpu(size, t, memory_format.value_or(MemoryFormat::Contiguous)),
+                   pin_memory);
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
                      std::optional<Layout> layout, std::optional<Device>,
                      std::optional<bool> pin_memory) {
-  const ScalarType t = factory::factory_dtype("empty_strided", dtype, layout, pin_memory, kBackend);
+  const ScalarType t =
+      factory::factory_dtype("empty_strided", dtype, layout, std::nullopt, kBackend);
   factory::check_empty_strided(size, stride);
-  return cpu::empty_strided_cpu(size, stride, t);
+  return pinned_if(cpu::empty_strided_cpu(size, stride, t), pin_memory);
 }
 
 Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
                          std::optional<ScalarType> dtype, std::optional<Layout> layout,
                          std::optional<Device>, std::optional<bool> pin_memory) {
   const ScalarType t = factory::factory_dtype(
-      "arange", factory::arange_dtype(start, end, step, dtype), layout, pin_memory, kBackend);
+      "arange", factory::arange_dtype(start, end, step, dtype), layout, std::nullopt, kBackend);
   const int64_t n = factory::arange_length(start, end, step, t);
   Tensor out = cpu::empty_cpu({n}, t);
   OPD_DISPATCH_EVERY_TYPE(t, "arange_cpu", [&] {
     fill_arange(static_cast<scalar_t*>(out.data_ptr()), n, start, step);
   });
-  return out;
+  return pinned_if(std::move(out), pin_memory);
 }
 
 Tensor rand(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
             std::optional<Device>, std::optional<bool> pin_memory) {
-  Tensor out = random_tensor("rand", size, dtype, layout, pin_memory);
+  Tensor out = random_tensor("rand", size, dtype, layout);
   fill_random(out, "rand", [](const philox::Block& b, auto zero) -> decltype(zero) {
     using T = decltype(zero);
     // As many random bits as T's significand holds, so that no value rounds up to 1.
@@ -140,12 +151,12 @@ Tensor rand(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Lay
       return T(philox::uniform_bits<8>(b.v[0]));
     }
   });
-  return out;
+  return pinned_if(std::move(out), pin_memory);
 }
 
 Tensor randn(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
              std::optional<Device>, std::optional<bool> pin_memory) {
-  Tensor out = random_tensor("randn", size, dtype, layout, pin_memory);
+  Tensor out = random_tensor("randn", size, dtype, layout);
   fill_random(out, "randn", [](const philox::Block& b, auto zero) -> decltype(zero) {
     using T = decltype(zero);
     const double v = philox::normal_double(b);
@@ -155,7 +166,7 @@ Tensor randn(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<La
       return T(static_cast<float>(v));
     }
   });
-  return out;
+  return pinned_if(std::move(out), pin_memory);
 }
 
 Tensor& resize_(Tensor& self, IntArrayRef size, std::optional<MemoryFormat> memory_format) {

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cuda/byte_size.h"
 #include "opd/error.h"
 
 namespace opd::cuda {
@@ -28,14 +29,6 @@ bool CachingAllocator::BlockOrder::operator()(const Block* a, const Block* b) co
 }
 
 namespace {
-
-std::string format_bytes(size_t n) {
-  const double v = static_cast<double>(n);
-  if (n >= (size_t{1} << 30)) return fmt::format("{:.2f} GiB", v / (1 << 30));
-  if (n >= (size_t{1} << 20)) return fmt::format("{:.2f} MiB", v / (1 << 20));
-  if (n >= (size_t{1} << 10)) return fmt::format("{:.2f} KiB", v / (1 << 10));
-  return fmt::format("{} bytes", n);
-}
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 

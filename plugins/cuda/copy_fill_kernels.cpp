@@ -6,8 +6,12 @@
 // A copy that crosses devices moves dense bytes of the destination's dtype and shape: the side
 // that has the data first converts and broadcasts into a dense staging tensor (on its own
 // device), one cudaMemcpy moves it, and the receiving side scatters it into a destination that is
-// not dense. Copies are synchronous, as PyTorch's are for pageable host memory: the plugin has no
-// pinned host allocator, so non_blocking changes nothing.
+// not dense. A copy between the host and a device returns when it is complete, as PyTorch's do
+// for pageable memory, except when non_blocking is requested and the host side is a block of the
+// pinned host allocator that needs no staging (same dtype and shape, dense): the copy is then
+// only queued on the current stream, with an event recorded against the block so that the
+// allocator does not hand it out again before the copy is done (Note [Pinned host allocator]).
+// The caller synchronises before reading a device-to-host result, as in PyTorch.
 
 #include <cuda_runtime_api.h>
 
@@ -16,6 +20,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_guard.h"
 #include "cuda/geometry.h"
+#include "cuda/pinned.h"
 #include "opd/native/CUDA.h"
 #include "opd/ops.h"
 
@@ -52,22 +57,34 @@ Tensor dense_on_device(const Tensor& src, const Tensor& like) {
   return staged;
 }
 
-void copy_from_host(Tensor& self, const Tensor& src) {
+// Copies nbytes from src to dst on `stream`, one side being the memory of the `host` tensor. The
+// copy is left queued when `queue_only` and `host` is a pinned block (Note [CUDA copies]), and is
+// otherwise complete on return.
+void transfer(void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind, const Tensor& host,
+              bool queue_only, cudaStream_t stream) {
+  OPD_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, kind, stream));
+  if (queue_only && cuda::is_pinned_block(host)) {
+    cuda::record_host_use(host, stream);
+  } else {
+    OPD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+}
+
+void copy_from_host(Tensor& self, const Tensor& src, bool non_blocking) {
   const int index = cuda::device_index(self.device());
   cuda::DeviceGuard guard(index);
   const cudaStream_t stream = cuda::current_stream(index);
-  // Converted and broadcast on the host, where the data is.
+  // Converted and broadcast on the host, where the data is: src itself when nothing changes.
   Tensor host = src.to(self.scalar_type()).expand(self.sizes()).contiguous();
   Tensor dense =
       self.is_contiguous() ? self : cuda::empty_cuda(self.sizes(), self.scalar_type(), index);
-  OPD_CUDA_CHECK(cudaMemcpyAsync(dense.data_ptr(), host.data_ptr(), nbytes_of(dense),
-                                 cudaMemcpyHostToDevice, stream));
-  OPD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  transfer(dense.data_ptr(), host.data_ptr(), nbytes_of(dense), cudaMemcpyHostToDevice, host,
+           non_blocking, stream);
   if (!dense.is_same(self)) device_copy(self, dense);
 }
 
 // Returns whether it bumped self's version (the CPU's copy_ does when it scatters).
-bool copy_to_host(Tensor& self, const Tensor& src) {
+bool copy_to_host(Tensor& self, const Tensor& src, bool non_blocking) {
   const int index = cuda::device_index(src.device());
   cuda::DeviceGuard guard(index);
   const cudaStream_t stream = cuda::current_stream(index);
@@ -75,9 +92,9 @@ bool copy_to_host(Tensor& self, const Tensor& src) {
   Tensor host = self.is_contiguous()
                     ? self
                     : opd::empty(self.sizes(), TensorOptions().dtype(self.scalar_type()));
-  OPD_CUDA_CHECK(cudaMemcpyAsync(host.data_ptr(), dense.data_ptr(), nbytes_of(dense),
-                                 cudaMemcpyDeviceToHost, stream));
-  OPD_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Only into self itself may the copy be left queued: a staging tensor is read right below.
+  transfer(host.data_ptr(), dense.data_ptr(), nbytes_of(dense), cudaMemcpyDeviceToHost, host,
+           non_blocking && host.is_same(self), stream);
   if (host.is_same(self)) return false;
   self.copy_(host);  // the CPU plugin scatters it
   return true;
@@ -106,7 +123,6 @@ void copy_between_devices(Tensor& self, const Tensor& src) {
 }  // namespace
 
 Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
-  (void)non_blocking;  // see Note [CUDA copies]
   std::optional<TensorIterator> iter = common::copy_meta(self, src);
   bool bumped = false;
   if (iter) {
@@ -118,9 +134,9 @@ Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
     } else if (self.is_cuda() && src.is_cuda()) {
       copy_between_devices(self, src);
     } else if (self.is_cuda()) {
-      copy_from_host(self, src);
+      copy_from_host(self, src, non_blocking);
     } else {
-      bumped = copy_to_host(self, src);
+      bumped = copy_to_host(self, src, non_blocking);
     }
   }
   if (!bumped) self.bump_version();

@@ -11,6 +11,7 @@
 #include "cuda/blas_handle.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_guard.h"
+#include "cuda/pinned.h"
 #include "opd/native/CUDA.h"
 #include "opd/plugin.h"
 
@@ -23,6 +24,7 @@ opd::Tensor new_output(opd::IntArrayRef sizes, opd::ScalarType dtype, opd::Devic
 void shutdown_cuda() noexcept {
   opd::cuda::destroy_blas_handles();
   opd::cuda::empty_all_caches();
+  opd::cuda::empty_host_cache();
 }
 }  // namespace
 

@@ -5,6 +5,9 @@ set -uo pipefail
 opd="$1"
 failures=0
 passed=0
+# Where add.Tensor is declared: the trace names the kernel's registration site.
+add_site="manifests/native_functions.yaml:$(grep -n '^- func: add\.Tensor(' \
+  "$(dirname "$0")/../../manifests/native_functions.yaml" | cut -d: -f1)"
 
 check() {  # check NAME EXPECTED_EXIT PATTERN -- COMMAND...
   local name="$1" want_rc="$2" pattern="$3"
@@ -44,7 +47,7 @@ check "check passes on the default set" 0 "0 problem(s)" -- "$opd" check
 check "check fails on a failing plugin" 1 "problem: plugin nope failed" -- "$opd" check --plugin nope
 check "demo loads the default plugins" 0 "cpu 0.1.0: loaded" -- "$opd" demo --steps 20
 check "demo traces broadcasting to the CPU kernel" 0 \
-  "aten::add.Tensor [redispatch] DispatchKeySet(CPU) -> CPU: kernel registered at manifests/native_functions.yaml:134 (plugin cpu 0.1.0)" -- "$opd" demo --steps 20
+  "aten::add.Tensor [redispatch] DispatchKeySet(CPU) -> CPU: kernel registered at $add_site (plugin cpu 0.1.0)" -- "$opd" demo --steps 20
 check "demo shows a composite re-entering the dispatcher" 0 \
   "  aten::mm [call] DispatchKeySet(CPU, AutogradCPU) -> AutogradCPU" -- "$opd" demo --steps 20
 check "demo computes a huge Meta shape" 0 "tensor(..., device='meta', size=(1000000,))" -- "$opd" demo --steps 20

@@ -78,6 +78,31 @@ TEST_F(CudaPlugin, WithoutADeviceCudaTensorsAreAMissingKernelAndCpuGoesOn) {
   EXPECT_EQ(add(ones({2}), ones({2})).sum().item<double>(), 4.0);
 }
 
+TEST_F(CudaPlugin, WithoutADeviceNothingIsPinnedAndPinningSaysWhy) {
+  if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is present: the plugin is loaded";
+  const std::string why =
+      "cannot pin memory for cuda: no loaded plugin allocates pinned memory for that device type "
+      "(is its plugin loaded and available? see `opd plugins`)";
+  Tensor t = ones({2});
+  EXPECT_FALSE(t.is_pinned());
+  EXPECT_FALSE(t.is_pinned(Device(kCUDA)));
+  EXPECT_EQ(error_of([&] { t.pin_memory(); }), why);
+  EXPECT_EQ(error_of([] { empty({2}, TensorOptions().pinned_memory(true)); }), why);
+  EXPECT_EQ(error_of([] { zeros({2}, TensorOptions().pinned_memory(true)); }), why);
+  // A device-to-host copy asked not to block needs no pinned memory without a device.
+  EXPECT_FALSE(t.to(Device(kCPU), kDouble, /*non_blocking=*/true).is_pinned());
+}
+
+// Whether or not a device is present.
+TEST_F(CudaPlugin, OnlyDenseCpuTensorsCanBePinned) {
+  Tensor m = empty({2}, TensorOptions().device(kMeta));
+  EXPECT_FALSE(m.is_pinned());
+  EXPECT_EQ(error_of([&] { m.pin_memory(); }),
+            "cannot pin 'torch.meta.FloatTensor' only dense CPU tensors can be pinned");
+  EXPECT_EQ(error_of([] { empty({2}, TensorOptions().device(kMeta).pinned_memory(true)); }),
+            "empty: Only dense CPU tensors can be pinned (pin_memory=True on the meta plugin)");
+}
+
 // ---- With a device ---------------------------------------------------------------------------
 
 TEST_F(CudaPlugin, TensorsLiveOnAnIndexedDevice) {
@@ -213,6 +238,73 @@ TEST_F(CudaPlugin, AutogradGivesTheCpusGradients) {
     return wd.grad();
   };
   EXPECT_TRUE(tensors_equal(grad_on(gpu()), grad_on(Device(kCPU)), 1e-10));
+}
+
+TEST_F(CudaPlugin, PinMemoryCopiesIntoPinnedMemoryKeepingDenseStrides) {
+  REQUIRE_CUDA_DEVICE();
+  Tensor t = tensor({0, 1, 2, 3, 4, 5}, {2, 3}).t();
+  EXPECT_FALSE(t.is_pinned());
+  Tensor p = t.pin_memory();
+  EXPECT_TRUE(p.is_cpu());
+  EXPECT_TRUE(p.is_pinned());
+  EXPECT_FALSE(p.storage().is_same(t.storage()));
+  EXPECT_EQ(p.strides().vec(), t.strides().vec());
+  EXPECT_TRUE(tensors_equal(p, t));
+  EXPECT_TRUE(p.pin_memory().is_same(p)) << "pinned already";
+  EXPECT_TRUE(p.select(1, 1).is_pinned()) << "a view of pinned memory is pinned";
+  // An expanded tensor overlaps itself: its pinned copy is contiguous.
+  Tensor e = tensor({7, 8}, {2, 1}).expand({2, 3});
+  Tensor pe = e.pin_memory();
+  EXPECT_EQ(pe.strides().vec(), (std::vector<int64_t>{3, 1}));
+  EXPECT_TRUE(tensors_equal(pe, e));
+  // Factories pin on request.
+  EXPECT_TRUE(empty({4}, TensorOptions().pinned_memory(true)).is_pinned());
+  Tensor z = zeros({3}, TensorOptions().pinned_memory(true));
+  EXPECT_TRUE(z.is_pinned());
+  EXPECT_EQ(values(z), (std::vector<double>{0, 0, 0}));
+  // Device memory is not pinned host memory.
+  Tensor g = ones({2}, TensorOptions().device(gpu()));
+  EXPECT_FALSE(g.is_pinned());
+  EXPECT_EQ(error_of([&] { g.pin_memory(); }),
+            "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned");
+  EXPECT_THAT(error_of([] { empty({2}, TensorOptions().device(Device(kCUDA)).pinned_memory(true)); }),
+              StartsWith("empty: Only dense CPU tensors can be pinned"));
+}
+
+TEST_F(CudaPlugin, NonBlockingCopiesThroughPinnedMemoryArriveIntact) {
+  REQUIRE_CUDA_DEVICE();
+  constexpr int64_t n = int64_t{1} << 22;  // 16 MiB: a copy that takes a while
+  Tensor expected = arange(0, n, 1, TensorOptions().dtype(kFloat));
+  Tensor p = expected.pin_memory();
+  Tensor g = p.to(gpu(), kFloat, /*non_blocking=*/true);
+  // Device to host without blocking lands in pinned memory (PyTorch's pin_out).
+  Tensor back = g.to(Device(kCPU), kFloat, /*non_blocking=*/true);
+  EXPECT_TRUE(back.is_pinned());
+  cuda::synchronize();
+  EXPECT_TRUE(tensors_equal(back, expected, 0));
+  // copy_ into a pinned destination, and from a pinned view with an offset.
+  Tensor dst = empty({n}, TensorOptions().pinned_memory(true));
+  dst.copy_(g, /*non_blocking=*/true);
+  Tensor tail = empty({n - 1}, TensorOptions().device(gpu()));
+  tail.copy_(p.slice(0, 1, n), /*non_blocking=*/true);
+  cuda::synchronize();
+  EXPECT_TRUE(tensors_equal(dst, expected, 0));
+  EXPECT_TRUE(tensors_equal(tail.to(Device(kCPU), kFloat), expected.slice(0, 1, n), 0));
+}
+
+TEST_F(CudaPlugin, APinnedBlockIsNotReusedWhileACopyFromItIsQueued) {
+  REQUIRE_CUDA_DEVICE();
+  constexpr int64_t n = int64_t{1} << 24;  // 64 MiB
+  Tensor g = empty({n}, TensorOptions().device(gpu()));
+  {
+    Tensor source = full({n}, 1.0, TensorOptions().pinned_memory(true));
+    g.copy_(source, /*non_blocking=*/true);
+  }  // freed while the copy may still be running
+  // Had the block come back here, this fill would race with the copy above.
+  Tensor next = empty({n}, TensorOptions().pinned_memory(true));
+  next.fill_(2.0);
+  cuda::synchronize();
+  EXPECT_EQ(g.sum().item<double>(), static_cast<double>(n));
 }
 
 // Last: it unloads the plugin while device memory is alive, then loads it again.

@@ -190,6 +190,9 @@ void add_conversions(std::map<std::string, CaseFn>& m) {
     if (!s.empty() && g.chance(0.04)) s[0] = -2;
     return Case{{g.tensor(), g.int_list(s), g.memory_format(true)}, {}};
   };
+  // The tensor is never pinned, so both answer false; asked about a named device, CPU's answer
+  // comes from that device's plugin. pin_memory and _pin_memory are not compared (kNotCompared).
+  m["is_pinned"] = [](Gen& g) { return Case{{g.tensor(), g.device(true)}, {}}; };
   for (const char* name : {"_local_scalar_dense", "item"}) {
     m[name] = [](Gen& g) {
       Shape s = g.chance(0.7) ? g.pick(std::vector<Shape>{{}, {1}, {1, 1}}) : g.shape();
