@@ -31,8 +31,8 @@ using common::TensorIterator;
 
 // A copy within one device: src broadcast into self and converted to its dtype.
 void device_copy(const TensorIterator& iter) {
-  const auto dst = cuda::kernel_dtype(iter.dtype(0), "copy_");
-  const auto src = cuda::kernel_dtype(iter.dtype(1), "copy_");
+  const auto dst = cuda::kernel_dtype(iter.dtype(0), "copy_", /*with_complex=*/true);
+  const auto src = cuda::kernel_dtype(iter.dtype(1), "copy_", /*with_complex=*/true);
   cuda::run_elementwise(iter, "copy_", [&](const cuda::kern::Geometry& g, cuda::kern::Stream s) {
     return cuda::kern::launch_copy(dst, src, g, s);
   });
@@ -145,7 +145,7 @@ Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
 
 Tensor& fill__Scalar(Tensor& self, const Scalar& value) {
   TensorIterator iter = common::fill_meta(self, value);
-  const auto dtype = cuda::kernel_dtype(iter.dtype(), "fill_cuda");
+  const auto dtype = cuda::kernel_dtype(iter.dtype(), "fill_cuda", /*with_complex=*/true);
   const cuda::kern::ScalarArg v = cuda::scalar_arg(value);
   cuda::run_elementwise(iter, "fill_cuda",
                         [&](const cuda::kern::Geometry& g, cuda::kern::Stream s) {

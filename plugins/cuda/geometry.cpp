@@ -1,6 +1,7 @@
 #include "cuda/geometry.h"
 
 #include <cmath>
+#include <complex>
 
 #include "cuda/device_guard.h"
 #include "opd/error.h"
@@ -12,8 +13,12 @@ static_assert(static_cast<int>(kern::Dtype::Int64) == static_cast<int>(ScalarTyp
 static_assert(static_cast<int>(kern::Dtype::Float16) == static_cast<int>(ScalarType::Float16));
 static_assert(static_cast<int>(kern::Dtype::Float64) == static_cast<int>(ScalarType::Float64));
 
-kern::Dtype kernel_dtype(ScalarType dtype, std::string_view kernel) {
-  OPD_CHECK_T(TypeError, dtype <= ScalarType::Float64, "\"{}\" not implemented for '{}'", kernel,
+static_assert(static_cast<int>(kern::Dtype::ComplexDouble) ==
+              static_cast<int>(ScalarType::ComplexDouble));
+
+kern::Dtype kernel_dtype(ScalarType dtype, std::string_view kernel, bool with_complex) {
+  const ScalarType last = with_complex ? ScalarType::ComplexDouble : ScalarType::Float64;
+  OPD_CHECK_T(TypeError, dtype <= last, "\"{}\" not implemented for '{}'", kernel,
               to_string(dtype));
   return static_cast<kern::Dtype>(dtype);
 }
@@ -21,7 +26,15 @@ kern::Dtype kernel_dtype(ScalarType dtype, std::string_view kernel) {
 kern::ScalarArg scalar_arg(const Scalar& s) {
   kern::ScalarArg a;
   a.is_set = true;
-  if (s.is_floating_point()) {
+  if (s.is_complex()) {
+    // Only complex kernels read `imag`; a real kernel gets the real part, as Scalar::to would
+    // refuse a non-zero imaginary part before the launch (common::check_scalar_fits).
+    const std::complex<double> z = s.to_complex_double();
+    a.f = z.real();
+    a.imag = z.imag();
+    const bool fits = std::isfinite(a.f) && std::fabs(a.f) < 0x1p63;
+    a.i = fits ? static_cast<int64_t>(a.f) : 0;
+  } else if (s.is_floating_point()) {
     a.f = s.to_double();
     // Converting NaN, an infinity or a value past int64's range is undefined; only integer
     // kernels read `i`, and the metadata step refuses such values for them.

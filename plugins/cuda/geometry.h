@@ -18,8 +18,10 @@
 namespace opd::cuda {
 
 // The kernel's view of `dtype`. Throws TypeError "\"<kernel>\" not implemented for
-// 'ComplexFloat'" for the types the device kernels do not cover.
-kern::Dtype kernel_dtype(ScalarType dtype, std::string_view kernel);
+// 'ComplexFloat'" for the types the device kernels do not cover: the complex ones unless
+// `with_complex` (the kernels that move, convert or sum values: copy_, fill_, sum, mean, and the
+// cuBLAS products).
+kern::Dtype kernel_dtype(ScalarType dtype, std::string_view kernel, bool with_complex = false);
 
 // `s` in both forms a kernel may read.
 kern::ScalarArg scalar_arg(const Scalar& s);

@@ -1,16 +1,18 @@
 // CUDA kernels of the matrix products: mm, bmm, addmm. Shapes, dtypes and errors come from
 // common/linalg_shape.h, as the CPU's and Meta's do. Float32 and Float64 go to cuBLAS's gemm,
-// Float16 and BFloat16 to cublasGemmEx multiplying in float, reading a transposed operand in
-// place (CUBLAS_OP_T) rather than copying it; integer types go to the tiled kernel of
-// kernels/linalg.cu, which reads any strides. The complex types, which the device kernels do not
-// cover, are refused as every kernel of this plugin refuses them.
+// Float16 and BFloat16 to cublasGemmEx multiplying in float, ComplexFloat and ComplexDouble to
+// cublasCgemm / cublasZgemm, all reading a transposed operand in place (CUBLAS_OP_T) rather than
+// copying it; integer types go to the tiled kernel of kernels/linalg.cu, which reads any strides.
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <library_types.h>
 
+#include <cuComplex.h>
+
 #include <algorithm>
 #include <climits>
+#include <complex>
 #include <type_traits>
 
 #include "common/half.h"
@@ -45,7 +47,10 @@ template <class T>
 inline constexpr bool kHalfLike =
     std::is_same_v<T, common::Half> || std::is_same_v<T, common::BFloat16>;
 template <class T>
-inline constexpr bool kBlas = std::is_floating_point_v<T> || kHalfLike<T>;
+inline constexpr bool kComplex =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+template <class T>
+inline constexpr bool kBlas = std::is_floating_point_v<T> || kHalfLike<T> || kComplex<T>;
 
 // The type alpha and beta take, and products are summed in: float for Half and BFloat16 (as the
 // CPU's float copies), else T.
@@ -118,8 +123,8 @@ void gemm_16bit(cublasHandle_t h, cudaDataType_t type, const Gemm& g, int count,
   }
 }
 
-// Runs `g` on device `index` (the current device) for elements T: float, double, Half or
-// BFloat16.
+// Runs `g` on device `index` (the current device) for elements T: float, double, Half,
+// BFloat16, or std::complex of float or double (laid out as cuComplex / cuDoubleComplex).
 template <class T>
 void run_gemm(const char* op, int index, const Gemm& g, compute_t<T> alpha, compute_t<T> beta) {
   for (int64_t v : {g.n, g.m, g.k, g.va.ld, g.vb.ld})
@@ -154,6 +159,36 @@ void run_gemm(const char* op, int index, const Gemm& g, compute_t<T> alpha, comp
                                       g.stride_a, &beta, c, m, stride_c, count),
             "cublasDgemmStridedBatched");
       }
+    } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+      const auto* al = reinterpret_cast<const cuComplex*>(&alpha);
+      const auto* be = reinterpret_cast<const cuComplex*>(&beta);
+      const auto* ca = reinterpret_cast<const cuComplex*>(a);
+      const auto* cb = reinterpret_cast<const cuComplex*>(b);
+      auto* cc = reinterpret_cast<cuComplex*>(c);
+      if (count == 1) {
+        cuda::check_cublas(cublasCgemm(h, opb, opa, m, n, k, al, cb, ldb, ca, lda, be, cc, m),
+                           "cublasCgemm");
+      } else {
+        cuda::check_cublas(
+            cublasCgemmStridedBatched(h, opb, opa, m, n, k, al, cb, ldb, g.stride_b, ca, lda,
+                                      g.stride_a, be, cc, m, stride_c, count),
+            "cublasCgemmStridedBatched");
+      }
+    } else if constexpr (std::is_same_v<T, std::complex<double>>) {
+      const auto* al = reinterpret_cast<const cuDoubleComplex*>(&alpha);
+      const auto* be = reinterpret_cast<const cuDoubleComplex*>(&beta);
+      const auto* za = reinterpret_cast<const cuDoubleComplex*>(a);
+      const auto* zb = reinterpret_cast<const cuDoubleComplex*>(b);
+      auto* zc = reinterpret_cast<cuDoubleComplex*>(c);
+      if (count == 1) {
+        cuda::check_cublas(cublasZgemm(h, opb, opa, m, n, k, al, zb, ldb, za, lda, be, zc, m),
+                           "cublasZgemm");
+      } else {
+        cuda::check_cublas(
+            cublasZgemmStridedBatched(h, opb, opa, m, n, k, al, zb, ldb, g.stride_b, za, lda,
+                                      g.stride_a, be, zc, m, stride_c, count),
+            "cublasZgemmStridedBatched");
+      }
     } else {
       static_assert(kHalfLike<T>);
       gemm_16bit(h, std::is_same_v<T, common::Half> ? CUDA_R_16F : CUDA_R_16BF, g, count, a, b, c,
@@ -170,6 +205,26 @@ kern::ScalarArg scalar_arg_of(C v) {
   s.f = static_cast<double>(v);
   if constexpr (std::is_integral_v<C>) s.i = static_cast<int64_t>(v);
   return s;
+}
+
+// out *= factor for complex elements (cuBLAS's scal, at most INT_MAX elements per call), where
+// launch_scale takes the real types.
+template <class T>
+void scale_complex(int index, const Tensor& out, T factor) {
+  cublasHandle_t h = cuda::blas_handle(index);
+  auto* data = static_cast<T*>(out.data_ptr());
+  for (int64_t done = 0; done < out.numel(); done += INT_MAX) {
+    const int count = static_cast<int>(std::min<int64_t>(INT_MAX, out.numel() - done));
+    if constexpr (std::is_same_v<T, std::complex<float>>) {
+      cuda::check_cublas(cublasCscal(h, count, reinterpret_cast<const cuComplex*>(&factor),
+                                     reinterpret_cast<cuComplex*>(data + done), 1),
+                         "cublasCscal");
+    } else {
+      cuda::check_cublas(cublasZscal(h, count, reinterpret_cast<const cuDoubleComplex*>(&factor),
+                                     reinterpret_cast<cuDoubleComplex*>(data + done), 1),
+                         "cublasZscal");
+    }
+  }
 }
 
 // `self` read as the result `out` (strides from common::addmm_self_strides, expand's), on the
@@ -194,15 +249,19 @@ void product(const char* op, int index, int64_t batch, int64_t n, int64_t m, int
   if (batch == 0 || n == 0 || m == 0) return;
   if (be != C(0)) out.copy_(self_as_result(*self, out, self_strides));
   const cudaStream_t stream = cuda::current_stream(index);
-  const kern::Dtype dtype = cuda::kernel_dtype(out.scalar_type(), op);
+  const kern::Dtype dtype = cuda::kernel_dtype(out.scalar_type(), op, /*with_complex=*/true);
   if (k == 0) {
     // An empty sum: only the beta term remains.
     if (be == C(0)) {
       OPD_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.numel() * out.element_size(), stream));
     } else if (be != C(1)) {
-      cuda::check_launch(
-          kern::launch_scale(dtype, out.data_ptr(), out.numel(), scalar_arg_of(be), stream),
-          "matmul_scale");
+      if constexpr (kComplex<T>) {
+        scale_complex<T>(index, out, be);
+      } else {
+        cuda::check_launch(
+            kern::launch_scale(dtype, out.data_ptr(), out.numel(), scalar_arg_of(be), stream),
+            "matmul_scale");
+      }
     }
     return;
   }
@@ -235,10 +294,10 @@ void product(const char* op, int index, int64_t batch, int64_t n, int64_t m, int
 }
 
 // Calls f(T{}) for the element type of `dtype`. Bool never gets here (common::check_matmul_dtype
-// refused it); the complex types throw TypeError "\"mm\" not implemented for 'ComplexFloat'".
+// refused it).
 template <class F>
 void visit_matmul_dtype(ScalarType dtype, const char* op, F&& f) {
-  common::visit_dtype</*kComplex=*/false>(dtype, op, [&](auto t) {
+  common::visit_dtype</*kComplex=*/true>(dtype, op, [&](auto t) {
     if constexpr (std::is_same_v<decltype(t), bool>) {
       OPD_INTERNAL_ASSERT(false, "{}: Bool passed the dtype check", op);
     } else {

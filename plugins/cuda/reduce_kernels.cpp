@@ -3,7 +3,8 @@
 // lays the input out as the device code takes it (kernels/reduce_args.h) and launches it.
 // Accumulation follows PyTorch's CUDA kernels (float for Float, Half and BFloat16, double for
 // Double, int64 for integers and Bool); the CPU accumulates floats in double, so float results
-// agree to rounding, not bit for bit. Complex inputs are refused (TypeError, kernel_dtype).
+// agree to rounding, not bit for bit. Complex inputs are summed (sum, mean) in their own precision
+// and refused by the others (TypeError, kernel_dtype), as on the CPU.
 
 #include <optional>
 #include <tuple>
@@ -81,8 +82,9 @@ void launch(kern::ReduceOp op, const Rows& rows, ScalarType in_dtype, void* out,
             ScalarType out_dtype, int64_t* indices, int index, const char* name) {
   kern::ReduceArgs a;
   a.op = op;
-  a.in_dtype = cuda::kernel_dtype(in_dtype, name);
-  a.out_dtype = cuda::kernel_dtype(out_dtype, name);
+  const bool sums = op == kern::ReduceOp::Sum || op == kern::ReduceOp::Mean;
+  a.in_dtype = cuda::kernel_dtype(in_dtype, name, /*with_complex=*/sums);
+  a.out_dtype = cuda::kernel_dtype(out_dtype, name, /*with_complex=*/sums);
   a.in = rows.data.defined() ? rows.data.data_ptr() : nullptr;
   a.outer = rows.outer;
   a.size = rows.size;
@@ -103,8 +105,8 @@ template <bool kMean>
 Tensor sum_impl(const char* op, const Tensor& self, const ReductionMeta& m,
                 std::optional<ScalarType> dtype) {
   const ScalarType in_dtype = dtype ? *dtype : self.scalar_type();
-  cuda::kernel_dtype(self.scalar_type(), op);
-  cuda::kernel_dtype(m.dtype, op);
+  cuda::kernel_dtype(self.scalar_type(), op, /*with_complex=*/true);
+  cuda::kernel_dtype(m.dtype, op, /*with_complex=*/true);
   OPD_INTERNAL_ASSERT(in_dtype == m.dtype || (is_integral(in_dtype, true) && m.dtype == kLong),
                       "{}: unexpected dtypes {} -> {}", op, in_dtype, m.dtype);
   DeviceGuard guard(self.device());

@@ -25,6 +25,8 @@ enum class Dtype : int8_t {
   BFloat16,
   Float32,
   Float64,
+  ComplexFloat,   // only the kernels that move, convert or sum values take these (kernel_dtype)
+  ComplexDouble,
 };
 
 using Stream = void*;  // a cudaStream_t
@@ -50,6 +52,7 @@ struct Geometry {
 // value for an integer kernel by then).
 struct ScalarArg {
   double f = 0;
+  double imag = 0;  // the imaginary part of a complex Scalar (`f` is its real part)
   int64_t i = 0;
   bool is_set = false;
   bool is_integral = false;  // an integer or bool Scalar: `i` is its exact value

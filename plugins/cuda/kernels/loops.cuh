@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cuda/std/complex>
 #include <type_traits>
 #include <utility>
 
@@ -23,6 +24,14 @@ namespace opd::cuda::kern {
 
 inline constexpr int kThreads = 256;
 inline constexpr int kVec = 4;
+
+// The complex element types, laid out as std::complex (the host's ComplexFloat, ComplexDouble).
+template <class T>
+using complex = ::cuda::std::complex<T>;
+template <class T>
+inline constexpr bool kIsComplex = false;
+template <class T>
+inline constexpr bool kIsComplex<::cuda::std::complex<T>> = true;
 
 // The arithmetic type of an element type: float for the 16-bit floats.
 template <class T>
@@ -133,8 +142,10 @@ int launch_elementwise(const Geometry& g, F f, Stream stream) {
   return static_cast<int>(cudaGetLastError());
 }
 
-// Calls fn with a value of the C++ type of `dtype` (the dispatch of the .cu files).
-template <class Fn>
+// Calls fn with a value of the C++ type of `dtype` (the dispatch of the .cu files). The complex
+// types only when kWithComplex (kernels that move, convert or sum values); otherwise, as for a
+// value outside the enum, fn is not called and the result is cudaErrorInvalidValue.
+template <bool kWithComplex = false, class Fn>
 int visit(Dtype dtype, Fn&& fn) {
   switch (dtype) {
     case Dtype::Bool:
@@ -157,6 +168,12 @@ int visit(Dtype dtype, Fn&& fn) {
       return fn(float{});
     case Dtype::Float64:
       return fn(double{});
+    case Dtype::ComplexFloat:
+      if constexpr (kWithComplex) return fn(complex<float>{});
+      break;
+    case Dtype::ComplexDouble:
+      if constexpr (kWithComplex) return fn(complex<double>{});
+      break;
   }
   return static_cast<int>(cudaErrorInvalidValue);
 }
@@ -169,9 +186,22 @@ inline constexpr bool kIsFloat =
 // A floating value goes into an unsigned type through int64, so that a negative value wraps
 // (-1.0 -> 255) as the CPU's conversion does on x86 (and PyTorch's c10::convert for uint8); the
 // device's own conversion saturates (-1.0 -> 0).
+// Complex values convert as the CPU's copy_ does: to bool, non-zero in either part; to a real
+// type, the real part; from a real value, an imaginary part of zero.
 template <class T, class V>
 __host__ __device__ __forceinline__ T cast_to(V v) {
-  if constexpr (std::is_same_v<T, __half>) {
+  if constexpr (std::is_same_v<T, V>) {
+    return v;
+  } else if constexpr (kIsComplex<T> && kIsComplex<V>) {
+    using R = typename T::value_type;
+    return T(static_cast<R>(v.real()), static_cast<R>(v.imag()));
+  } else if constexpr (kIsComplex<T>) {
+    return T(static_cast<typename T::value_type>(v));
+  } else if constexpr (kIsComplex<V> && std::is_same_v<T, bool>) {
+    return v.real() != 0 || v.imag() != 0;
+  } else if constexpr (kIsComplex<V>) {
+    return cast_to<T>(v.real());
+  } else if constexpr (std::is_same_v<T, __half>) {
     return __float2half_rn(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
     return __float2bfloat16_rn(static_cast<float>(v));
@@ -200,7 +230,10 @@ __host__ __device__ __forceinline__ acc_t<T> to_acc(T v) {
 // type from its int64 value, not through double).
 template <class T>
 __host__ __device__ inline T scalar_as(ScalarArg s) {
-  if constexpr (kIsFloat<T>) {
+  if constexpr (kIsComplex<T>) {
+    using R = typename T::value_type;
+    return s.is_integral ? T(static_cast<R>(s.i)) : T(static_cast<R>(s.f), static_cast<R>(s.imag));
+  } else if constexpr (kIsFloat<T>) {
     return s.is_integral ? cast_to<T>(s.i) : cast_to<T>(s.f);
   } else if constexpr (std::is_same_v<T, bool>) {
     return s.f != 0;

@@ -18,8 +18,8 @@ namespace opd::cuda::kern {
 
 enum class ReduceOp : int8_t {
   Sum,
-  Mean,    // the sum divided by `size`; floating types only
-  Max,     // amax: NaN wins
+  Mean,    // the sum divided by `size`; floating and complex types only
+  Max,     // amax: NaN wins; real types only (also Min and ArgMax)
   Min,     // amin: NaN wins
   ArgMax,  // the first largest element (the first NaN if any) and its r
 };

@@ -122,7 +122,8 @@ TEST_F(CudaPlugin, CopiesGoBothWaysForEveryDtype) {
   REQUIRE_CUDA_DEVICE();
   const std::vector<double> v = {0, 1, 2, 3, 4, 5};
   for (ScalarType dtype :
-       {kBool, kByte, kChar, kShort, kInt, kLong, kHalf, kBFloat16, kFloat, kDouble}) {
+       {kBool, kByte, kChar, kShort, kInt, kLong, kHalf, kBFloat16, kFloat, kDouble, kComplexFloat,
+        kComplexDouble}) {
     Tensor cpu = tensor(v, {2, 3}, dtype);
     Tensor gpu_t = cpu.to(gpu(), dtype);
     EXPECT_TRUE(gpu_t.is_cuda());

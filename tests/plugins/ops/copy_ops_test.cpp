@@ -230,6 +230,65 @@ TEST_P(CopyOps, ItemNeedsExactlyOneElement) {
   EXPECT_THROW(empty({1}, TensorOptions().device(kMeta)).item(), Error);
 }
 
+// ---- complex ------------------------------------------------------------------------------------
+
+TEST_P(CopyOps, ComplexValuesConvertAsPyTorchDoes) {
+  using test::complex_tensor;
+  using test::complex_values;
+  using C = test::Complex;
+  Tensor z = complex_tensor({{1.5, -2}, {0, 0}, {-3, 0.25}}, {3}, kComplexFloat, dev());
+  EXPECT_EQ(complex_values(z), (std::vector<C>{{1.5, -2}, {0, 0}, {-3, 0.25}}));
+  // Between complex types both parts carry over; to a real type only the real part does.
+  EXPECT_EQ(complex_values(z.to(kComplexDouble)), complex_values(z));
+  EXPECT_EQ(values(z.to(kDouble)), (Doubles{1.5, 0, -3}));
+  EXPECT_EQ(values(z.to(kInt)), (Doubles{1, 0, -3}));
+  // To bool: non-zero in either part.
+  EXPECT_EQ(values(complex_tensor({{0, 1}, {0, 0}, {2, 0}}, {3}, kComplexDouble, dev()).to(kBool)),
+            (Doubles{1, 0, 1}));
+  // From a real type the imaginary part is zero.
+  EXPECT_EQ(complex_values(make({1, -2.5}, {2}, kHalf).to(kComplexFloat)),
+            (std::vector<C>{{1, 0}, {-2.5, 0}}));
+  EXPECT_EQ(complex_values(make({1, 0}, {2}, kBool).to(kComplexDouble)),
+            (std::vector<C>{{1, 0}, {0, 0}}));
+}
+
+TEST_P(CopyOps, ComplexTensorsCopyThroughAnyStridesAndFill) {
+  using test::complex_tensor;
+  using test::complex_values;
+  using C = test::Complex;
+  Tensor z = complex_tensor({{1, 1}, {2, -2}, {3, 3}, {4, -4}, {5, 5}, {6, -6}}, {2, 3},
+                            kComplexDouble, dev());
+  EXPECT_EQ(complex_values(z.t().contiguous()),
+            (std::vector<C>{{1, 1}, {4, -4}, {2, -2}, {5, 5}, {3, 3}, {6, -6}}));
+  // Into a strided destination, converting ComplexDouble to ComplexFloat.
+  Tensor dst = zeros({3, 2}, TensorOptions().dtype(kComplexFloat).device(dev())).t();
+  dst.copy_(z);
+  EXPECT_EQ(complex_values(dst), complex_values(z));
+  // A broadcast real source.
+  dst.copy_(make({7, 8, 9}, {3}));
+  EXPECT_EQ(complex_values(dst),
+            (std::vector<C>{{7, 0}, {8, 0}, {9, 0}, {7, 0}, {8, 0}, {9, 0}}));
+  // fill_ and full with a complex value; a real value fills with a zero imaginary part.
+  Tensor f = full({2}, Scalar(C(0.5, -1.5)), TensorOptions().dtype(kComplexFloat).device(dev()));
+  EXPECT_EQ(complex_values(f), (std::vector<C>{{0.5, -1.5}, {0.5, -1.5}}));
+  f.fill_(3);
+  EXPECT_EQ(complex_values(f), (std::vector<C>{{3, 0}, {3, 0}}));
+  EXPECT_EQ(complex_values(zeros({2}, TensorOptions().dtype(kComplexDouble).device(dev()))),
+            (std::vector<C>{{0, 0}, {0, 0}}));
+  // item() gives the complex value; cat joins complex tensors.
+  EXPECT_EQ(z.select(0, 1).select(0, 2).item().to_complex_double(), C(6, -6));
+  Tensor joined = cat({z.t(), z.t()}, 1);
+  EXPECT_EQ(sizes(joined), (Ints{3, 4}));
+  EXPECT_EQ(complex_values(joined.select(1, 3)), (std::vector<C>{{4, -4}, {5, 5}, {6, -6}}));
+}
+
+TEST_P(CopyOps, AComplexValueDoesNotFitARealTensor) {
+  Tensor x = make({1, 2}, {2});
+  EXPECT_EQ(test::error_of([&] { x.fill_(Scalar(test::Complex(1, 2))); }),
+            "value cannot be converted to type float without overflow");
+  EXPECT_EQ(values(x), (Doubles{1, 2})) << "nothing was written";
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, CopyOps, ::testing::ValuesIn(test::op_test_devices()),
                          [](const auto& info) {
                            return std::string(device_type_name(info.param.type));

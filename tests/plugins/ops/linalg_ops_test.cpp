@@ -403,6 +403,60 @@ TEST_P(LinalgOps, LinearShapeErrors) {
             "dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
 }
 
+// ---- complex ------------------------------------------------------------------------------------
+
+// a (m x k) times b (k x n) of complex row-major values, by the definition.
+std::vector<Complex> naive_complex_mm(const std::vector<Complex>& a, const std::vector<Complex>& b,
+                                      int64_t m, int64_t k, int64_t n) {
+  std::vector<Complex> c(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) c[i * n + j] += a[i * k + p] * b[p * n + j];
+  return c;
+}
+
+TEST_P(LinalgOps, ComplexProductsMatchTheDefinition) {
+  const Device d = GetParam();
+  const std::vector<Complex> a = {{1, 2}, {0, -1}, {3, 0}, {-2, 1}, {1, 1}, {0, 2}};   // 2 x 3
+  const std::vector<Complex> b = {{2, 0}, {1, -1}, {0, 1}, {3, 2}, {-1, -1}, {2, 0}};  // 3 x 2
+  const std::vector<Complex> ab = naive_complex_mm(a, b, 2, 3, 2);
+  for (ScalarType dt : {kComplexFloat, kComplexDouble}) {
+    Tensor ta = complex_tensor(a, {2, 3}, dt, d), tb = complex_tensor(b, {3, 2}, dt, d);
+    EXPECT_TRUE(tensors_equal(opd::mm(ta, tb), complex_tensor(ab, {2, 2}, dt))) << to_string(dt);
+    // A transposed operand is read transposed, not conjugated.
+    std::vector<Complex> b_transposed(6);
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 2; ++j) b_transposed[j * 3 + i] = b[i * 2 + j];
+    Tensor stored_t = complex_tensor(b_transposed, {2, 3}, dt, d).t();
+    EXPECT_TRUE(tensors_equal(opd::mm(ta, stored_t), complex_tensor(ab, {2, 2}, dt)));
+    // bmm: the same product twice, the second batch scaled by i.
+    std::vector<Complex> a2 = a;
+    for (const Complex& v : a) a2.push_back(v * Complex(0, 1));
+    std::vector<Complex> b2 = b;
+    b2.insert(b2.end(), b.begin(), b.end());
+    std::vector<Complex> ab2 = ab;
+    for (const Complex& v : ab) ab2.push_back(v * Complex(0, 1));
+    EXPECT_TRUE(tensors_equal(
+        opd::bmm(complex_tensor(a2, {2, 2, 3}, dt, d), complex_tensor(b2, {2, 3, 2}, dt, d)),
+        complex_tensor(ab2, {2, 2, 2}, dt)));
+    // addmm with complex beta and alpha, self broadcast from a row.
+    const Complex beta(0, 1), alpha(2, -1);
+    const std::vector<Complex> row = {{1, 1}, {-1, 2}};
+    std::vector<Complex> expected(4);
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j) expected[i * 2 + j] = beta * row[j] + alpha * ab[i * 2 + j];
+    EXPECT_TRUE(tensors_equal(opd::addmm(complex_tensor(row, {2}, dt, d), ta, tb, Scalar(beta),
+                                         Scalar(alpha)),
+                              complex_tensor(expected, {2, 2}, dt)));
+    // An empty inner dimension leaves beta * self.
+    Tensor no_k_a = complex_tensor({}, {2, 0}, dt, d), no_k_b = complex_tensor({}, {0, 2}, dt, d);
+    std::vector<Complex> scaled = {beta * row[0], beta * row[1], beta * row[0], beta * row[1]};
+    EXPECT_TRUE(tensors_equal(opd::addmm(complex_tensor(row, {2}, dt, d), no_k_a, no_k_b,
+                                         Scalar(beta), Scalar(alpha)),
+                              complex_tensor(scaled, {2, 2}, dt)));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, LinalgOps, ::testing::ValuesIn(op_test_devices()),
                          [](const auto& info) {
                            std::string name = info.param.str();

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <typeinfo>
 #include <string>
 #include <vector>
@@ -51,10 +52,32 @@ inline std::vector<double> values(const Tensor& t) {
   return std::vector<double>(p, p + c.numel());
 }
 
+using Complex = std::complex<double>;
+
+// A complex tensor with these values (row-major) and sizes, of `dtype`, on `device`: made in
+// ComplexDouble on the CPU, then converted and moved by to().
+inline Tensor complex_tensor(const std::vector<Complex>& values, std::vector<int64_t> sizes,
+                             ScalarType dtype = kComplexFloat, Device device = Device(kCPU)) {
+  Tensor t = empty(sizes, TensorOptions().dtype(kComplexDouble));
+  OPD_CHECK(t.numel() == static_cast<int64_t>(values.size()), "test tensor: {} values for {} elements",
+            values.size(), t.numel());
+  auto* p = static_cast<Complex*>(t.data_ptr());
+  for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  return t.to(device, dtype);
+}
+
+// The values of `t` in row-major logical order, as complex doubles (real dtypes too).
+inline std::vector<Complex> complex_values(const Tensor& t) {
+  Tensor c = t.to(Device(kCPU), kComplexDouble).contiguous();
+  const auto* p = static_cast<const Complex*>(c.data_ptr());
+  return std::vector<Complex>(p, p + c.numel());
+}
+
 inline std::vector<int64_t> sizes(const Tensor& t) { return t.sizes().vec(); }
 inline std::vector<int64_t> strides(const Tensor& t) { return t.strides().vec(); }
 
-// Same dtype, sizes and values (within `tol` for floating types; NaN equals NaN).
+// Same dtype, sizes and values (within `tol` for floating and complex types; NaN equals NaN;
+// complex values compare both parts).
 inline ::testing::AssertionResult tensors_equal(const Tensor& actual, const Tensor& expected,
                                                 double tol = 1e-6) {
   if (actual.scalar_type() != expected.scalar_type()) {
@@ -65,6 +88,17 @@ inline ::testing::AssertionResult tensors_equal(const Tensor& actual, const Tens
     return ::testing::AssertionFailure()
            << "sizes " << ::testing::PrintToString(sizes(actual))
            << " != " << ::testing::PrintToString(sizes(expected));
+  }
+  if (is_complex(actual.scalar_type())) {
+    auto a = complex_values(actual), e = complex_values(expected);
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != e[i] && !(std::abs(a[i] - e[i]) <= tol * (1 + std::abs(e[i])))) {
+        return ::testing::AssertionFailure()
+               << "element " << i << ": " << a[i] << " != " << e[i] << "\n  actual   "
+               << ::testing::PrintToString(a) << "\n  expected " << ::testing::PrintToString(e);
+      }
+    }
+    return ::testing::AssertionSuccess();
   }
   auto a = values(actual), e = values(expected);
   for (size_t i = 0; i < a.size(); ++i) {

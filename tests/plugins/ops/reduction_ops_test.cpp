@@ -346,6 +346,35 @@ TEST_P(ReductionOps, MaxDimOfEmptyAndBadDims) {
             "Dimension out of range (expected to be in range of [-2, 1], but got -3)");
 }
 
+// ---- complex ------------------------------------------------------------------------------------
+
+TEST_P(ReductionOps, ComplexSumAndMeanAddBothParts) {
+  Tensor z = complex_tensor({{1, 2}, {3, -4}, {5, 6}, {-7, 8}}, {2, 2}, kComplexFloat, GetParam());
+  EXPECT_TRUE(tensors_equal(opd::sum(z), complex_tensor({{2, 12}}, {}, kComplexFloat)));
+  EXPECT_TRUE(tensors_equal(opd::sum(z, {0}, false),
+                            complex_tensor({{6, 8}, {-4, 4}}, {2}, kComplexFloat)));
+  EXPECT_TRUE(tensors_equal(opd::sum(z, {1}, true),
+                            complex_tensor({{4, -2}, {-2, 14}}, {2, 1}, kComplexFloat)));
+  EXPECT_TRUE(tensors_equal(opd::mean(z), complex_tensor({{0.5, 3}}, {}, kComplexFloat)));
+  EXPECT_TRUE(tensors_equal(opd::mean(z, {1}, false),
+                            complex_tensor({{2, -1}, {-1, 7}}, {2}, kComplexFloat)));
+  // Enough elements for several blocks (and a grid reduction on a device), exact in double.
+  constexpr int64_t n = 100000;
+  std::vector<Complex> many(n);
+  for (int64_t i = 0; i < n; ++i) many[i] = Complex(static_cast<double>(i), -2.0 * i);
+  const double total = static_cast<double>(n) * (n - 1) / 2;
+  EXPECT_TRUE(tensors_equal(opd::sum(complex_tensor(many, {n}, kComplexDouble, GetParam())),
+                            complex_tensor({{total, -2 * total}}, {}, kComplexDouble), 0));
+}
+
+TEST_P(ReductionOps, ComplexNumbersHaveNoOrder) {
+  Tensor z = complex_tensor({{1, 2}, {3, -4}}, {2}, kComplexFloat, GetParam());
+  EXPECT_EQ(error_of_type<TypeError>([&] { opd::amax(z, {0}, false); }),
+            "\"amax\" not implemented for 'ComplexFloat'");
+  EXPECT_EQ(error_of_type<TypeError>([&] { opd::argmax(z, 0, false); }),
+            "\"argmax\" not implemented for 'ComplexFloat'");
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ReductionOps, ::testing::ValuesIn(op_test_devices()),
                          [](const auto& info) {
                            std::string name = info.param.str();
