@@ -4,6 +4,7 @@
 #include <complex>
 
 #include "cuda/device_guard.h"
+#include "cuda/pinned.h"
 #include "opd/error.h"
 
 namespace opd::cuda {
@@ -77,10 +78,9 @@ Launch make_launch(const common::TensorIterator& iter) {
     const Tensor& t = iter.tensor(k);
     if (k > 0 && t.is_cpu()) {
       // A CPU scalar (check_same_device let only a zero-dim one through): its value on the
-      // device, read with stride 0 like any broadcast operand.
+      // device, queued without waiting, read with stride 0 like any broadcast operand.
       DeviceGuard guard(launch.device);
-      launch.scalars_on_device.push_back(
-          t.to(Device(DeviceType::CUDA, static_cast<int8_t>(launch.device)), t.scalar_type()));
+      launch.scalars_on_device.push_back(scalar_to_device(t, launch.device));
       g.data[k] = static_cast<char*>(launch.scalars_on_device.back().data_ptr());
       g.contiguous = false;
       for (int d = 0; d < nd; ++d) g.strides[d][k] = 0;

@@ -24,6 +24,7 @@
 #include "cuda/device_guard.h"
 #include "cuda/geometry.h"
 #include "cuda/kernels/linalg_args.h"
+#include "cuda/pinned.h"
 #include "opd/native/CUDA.h"
 
 namespace opd::native {
@@ -229,9 +230,10 @@ void scale_complex(int index, const Tensor& out, T factor) {
 
 // `self` read as the result `out` (strides from common::addmm_self_strides, expand's), on the
 // result's device: a zero-dim CPU self, which check_same_device lets join CUDA operands, is
-// moved there first.
+// moved there first. REQUIRES: out's device current.
 Tensor self_as_result(const Tensor& self, const Tensor& out, IntArrayRef strides) {
-  const Tensor s = self.is_cuda() ? self : self.to(out.device(), self.scalar_type());
+  const Tensor s =
+      self.is_cuda() ? self : cuda::scalar_to_device(self, cuda::device_index(out.device()));
   return make_view(s, out.sizes(), strides, s.storage_offset());
 }
 

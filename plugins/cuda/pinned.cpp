@@ -4,13 +4,16 @@
 #include "cuda/pinned.h"
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
 #include "common/factory_shape.h"
 #include "common/output.h"
 #include "common/view_shape.h"
+#include "cuda/allocator.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_guard.h"
 #include "opd/native/CUDA.h"
 #include "opd/plugin.h"
 
@@ -105,6 +108,19 @@ void record_host_use(const Tensor& t, cudaStream_t stream) {
                       "record_host_use: not a pinned block");
   static_cast<HostCachingAllocator*>(s->deleter_ctx())
       ->record_use(s->data(), reinterpret_cast<StreamId>(stream));
+}
+
+Tensor scalar_to_device(const Tensor& scalar, int index) {
+  OPD_INTERNAL_ASSERT(scalar.is_cpu() && scalar.dim() == 0, "scalar_to_device: not a CPU scalar");
+  const size_t nbytes = scalar.element_size();
+  Tensor on_device = empty_cuda({}, scalar.scalar_type(), index);
+  Storage staging = allocate_pinned_storage(nbytes);
+  std::memcpy(staging.data(), scalar.data_ptr(), nbytes);
+  const cudaStream_t stream = current_stream(index);
+  OPD_CUDA_CHECK(cudaMemcpyAsync(on_device.data_ptr(), staging.data(), nbytes,
+                                 cudaMemcpyHostToDevice, stream));
+  host_allocator().record_use(staging.data(), reinterpret_cast<StreamId>(stream));
+  return on_device;  // staging goes back to the cache, reused once the copy is done
 }
 
 void empty_host_cache() noexcept {
