@@ -196,8 +196,7 @@ ResizeGeometry resize_geometry(const Tensor& self, IntArrayRef size,
     g.strides = self.strides().vec();
     g.nbytes = storage_nbytes(size, g.strides, itemsize, g.storage_offset);
   } else {
-    const auto strides =
-        strides_for_memory_format(size, format.value_or(MemoryFormat::Contiguous));
+    const auto strides = strides_for_memory_format(size, format.value_or(MemoryFormat::Contiguous));
     g.strides.assign(strides.begin(), strides.end());
     g.nbytes = storage_nbytes_contiguous(size, itemsize, g.storage_offset);
   }

@@ -33,8 +33,8 @@ Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::option
                 std::optional<MemoryFormat> memory_format) {
   // A non-blocking copy from a device to the host lands in pinned memory, so that it can be left
   // queued (PyTorch's pin_out; Note [CUDA copies]).
-  const bool pin_out = non_blocking && self.is_cuda() && device &&
-                       device->is_cpu() && layout.value_or(Layout::Strided) == Layout::Strided;
+  const bool pin_out = non_blocking && self.is_cuda() && device && device->is_cpu() &&
+                       layout.value_or(Layout::Strided) == Layout::Strided;
   if (pin_out && !pin_memory) pin_memory = true;
   Tensor result = opd::empty_like(self, dtype, layout, device, pin_memory, memory_format);
   result.copy_(self, non_blocking);

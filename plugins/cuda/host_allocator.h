@@ -47,11 +47,11 @@ class PinnedMemory {
 };
 
 struct HostAllocatorStats {
-  int64_t allocated_bytes = 0;    // in blocks handed out (rounded sizes)
-  int64_t reserved_bytes = 0;     // in blocks obtained from the host, free or not
-  int64_t num_host_allocs = 0;    // blocks obtained (cudaHostAlloc calls that succeeded)
-  int64_t num_host_frees = 0;     // blocks released
-  int64_t pending_events = 0;     // recorded and not yet seen complete
+  int64_t allocated_bytes = 0;  // in blocks handed out (rounded sizes)
+  int64_t reserved_bytes = 0;   // in blocks obtained from the host, free or not
+  int64_t num_host_allocs = 0;  // blocks obtained (cudaHostAlloc calls that succeeded)
+  int64_t num_host_frees = 0;   // blocks released
+  int64_t pending_events = 0;   // recorded and not yet seen complete
 };
 
 class HostCachingAllocator {

@@ -4,11 +4,10 @@
 // cublasCgemm / cublasZgemm, all reading a transposed operand in place (CUBLAS_OP_T) rather than
 // copying it; integer types go to the tiled kernel of kernels/linalg.cu, which reads any strides.
 
+#include <cuComplex.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <library_types.h>
-
-#include <cuComplex.h>
 
 #include <algorithm>
 #include <climits>

@@ -91,7 +91,8 @@ HostCachingAllocator& host_allocator() {
 
 Storage allocate_pinned_storage(size_t nbytes) {
   const Device cpu(DeviceType::CPU);
-  if (nbytes == 0) return Storage::create(nullptr, 0, cpu, nullptr, nullptr, this_plugin_reference());
+  if (nbytes == 0)
+    return Storage::create(nullptr, 0, cpu, nullptr, nullptr, this_plugin_reference());
   HostCachingAllocator& a = host_allocator();
   return Storage::create(a.allocate(nbytes), nbytes, cpu, &free_pinned_block, &a,
                          this_plugin_reference());
@@ -152,14 +153,14 @@ Tensor _pin_memory_cuda(const Tensor& self, std::optional<Device>) {
   OPD_CHECK(self.is_cpu(), "cannot pin '{}' only dense CPU tensors can be pinned",
             legacy_type_name(self.scalar_type(), self.device()));
   const ScalarType dtype = self.scalar_type();
-  const auto strides = common::is_non_overlapping_and_dense(self)
-                           ? common::DimVector(self.strides().begin(), self.strides().end())
-                           : factory::strides_for_memory_format(self.sizes(),
-                                                                MemoryFormat::Contiguous);
+  const auto strides =
+      common::is_non_overlapping_and_dense(self)
+          ? common::DimVector(self.strides().begin(), self.strides().end())
+          : factory::strides_for_memory_format(self.sizes(), MemoryFormat::Contiguous);
   const IntArrayRef stride(strides.data(), strides.size());
   const size_t nbytes = factory::storage_nbytes(self.sizes(), stride, element_size(dtype));
-  Tensor pinned = make_tensor(cuda::allocate_pinned_storage(nbytes), self.sizes(), stride, 0,
-                              dtype, Device(DeviceType::CPU));
+  Tensor pinned = make_tensor(cuda::allocate_pinned_storage(nbytes), self.sizes(), stride, 0, dtype,
+                              Device(DeviceType::CPU));
   pinned.copy_(self);
   return pinned;
 }

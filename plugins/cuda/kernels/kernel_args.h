@@ -25,7 +25,7 @@ enum class Dtype : int8_t {
   BFloat16,
   Float32,
   Float64,
-  ComplexFloat,   // only the kernels that move, convert or sum values take these (kernel_dtype)
+  ComplexFloat,  // only the kernels that move, convert or sum values take these (kernel_dtype)
   ComplexDouble,
 };
 
@@ -33,7 +33,7 @@ using Stream = void*;  // a cudaStream_t
 
 // Most operands of one elementwise launch (output first) and most dims after merging.
 inline constexpr int kMaxOperands = 4;
-inline constexpr int kMaxDims = 12;
+inline constexpr int kMaxDims = 25;  // PyTorch's MAX_DIMS for its CUDA offset calculator
 
 // An elementwise loop as TensorIterator lays it out: dims fastest first, operand k's byte stride
 // along each dim, and its first element's address. Operand 0 is written.

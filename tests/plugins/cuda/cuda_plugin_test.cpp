@@ -121,9 +121,8 @@ TEST_F(CudaPlugin, TensorsLiveOnAnIndexedDevice) {
 TEST_F(CudaPlugin, CopiesGoBothWaysForEveryDtype) {
   REQUIRE_CUDA_DEVICE();
   const std::vector<double> v = {0, 1, 2, 3, 4, 5};
-  for (ScalarType dtype :
-       {kBool, kByte, kChar, kShort, kInt, kLong, kHalf, kBFloat16, kFloat, kDouble, kComplexFloat,
-        kComplexDouble}) {
+  for (ScalarType dtype : {kBool, kByte, kChar, kShort, kInt, kLong, kHalf, kBFloat16, kFloat,
+                           kDouble, kComplexFloat, kComplexDouble}) {
     Tensor cpu = tensor(v, {2, 3}, dtype);
     Tensor gpu_t = cpu.to(gpu(), dtype);
     EXPECT_TRUE(gpu_t.is_cuda());
@@ -268,8 +267,9 @@ TEST_F(CudaPlugin, PinMemoryCopiesIntoPinnedMemoryKeepingDenseStrides) {
   EXPECT_FALSE(g.is_pinned());
   EXPECT_EQ(error_of([&] { g.pin_memory(); }),
             "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned");
-  EXPECT_THAT(error_of([] { empty({2}, TensorOptions().device(Device(kCUDA)).pinned_memory(true)); }),
-              StartsWith("empty: Only dense CPU tensors can be pinned"));
+  EXPECT_THAT(
+      error_of([] { empty({2}, TensorOptions().device(Device(kCUDA)).pinned_memory(true)); }),
+      StartsWith("empty: Only dense CPU tensors can be pinned"));
 }
 
 TEST_F(CudaPlugin, NonBlockingCopiesThroughPinnedMemoryArriveIntact) {
@@ -306,6 +306,21 @@ TEST_F(CudaPlugin, APinnedBlockIsNotReusedWhileACopyFromItIsQueued) {
   next.fill_(2.0);
   cuda::synchronize();
   EXPECT_EQ(g.sum().item<double>(), static_cast<double>(n));
+}
+
+TEST_F(CudaPlugin, ElementwiseKernelsTakeUpTo25DimsThatDoNotMerge) {
+  REQUIRE_CUDA_DEVICE();
+  // Strides 1, 0, 1, 0, ...: no two neighbouring dims merge.
+  auto alternating = [](int nd, Device d) {
+    std::vector<int64_t> sizes(nd, 2), strides(nd);
+    for (int i = 0; i < nd; ++i) strides[i] = i % 2 == 0 ? 1 : 0;
+    return arange(0, 16, 1, TensorOptions().dtype(kFloat).device(d)).as_strided(sizes, strides);
+  };
+  Tensor on_gpu = alternating(20, gpu()), on_cpu = alternating(20, Device(kCPU));
+  EXPECT_TRUE(tensors_equal(add(on_gpu, on_gpu), add(on_cpu, on_cpu), 0));
+  Tensor too_many = alternating(26, gpu());
+  EXPECT_EQ(error_of([&] { add(too_many, too_many); }),
+            "add: CUDA elementwise kernels take at most 25 dims after merging, got 26");
 }
 
 // Last: it unloads the plugin while device memory is alive, then loads it again.

@@ -266,8 +266,7 @@ TEST_P(CopyOps, ComplexTensorsCopyThroughAnyStridesAndFill) {
   EXPECT_EQ(complex_values(dst), complex_values(z));
   // A broadcast real source.
   dst.copy_(make({7, 8, 9}, {3}));
-  EXPECT_EQ(complex_values(dst),
-            (std::vector<C>{{7, 0}, {8, 0}, {9, 0}, {7, 0}, {8, 0}, {9, 0}}));
+  EXPECT_EQ(complex_values(dst), (std::vector<C>{{7, 0}, {8, 0}, {9, 0}, {7, 0}, {8, 0}, {9, 0}}));
   // fill_ and full with a complex value; a real value fills with a zero imaginary part.
   Tensor f = full({2}, Scalar(C(0.5, -1.5)), TensorOptions().dtype(kComplexFloat).device(dev()));
   EXPECT_EQ(complex_values(f), (std::vector<C>{{0.5, -1.5}, {0.5, -1.5}}));

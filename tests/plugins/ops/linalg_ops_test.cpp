@@ -445,15 +445,15 @@ TEST_P(LinalgOps, ComplexProductsMatchTheDefinition) {
     std::vector<Complex> expected(4);
     for (int64_t i = 0; i < 2; ++i)
       for (int64_t j = 0; j < 2; ++j) expected[i * 2 + j] = beta * row[j] + alpha * ab[i * 2 + j];
-    EXPECT_TRUE(tensors_equal(opd::addmm(complex_tensor(row, {2}, dt, d), ta, tb, Scalar(beta),
-                                         Scalar(alpha)),
-                              complex_tensor(expected, {2, 2}, dt)));
+    EXPECT_TRUE(tensors_equal(
+        opd::addmm(complex_tensor(row, {2}, dt, d), ta, tb, Scalar(beta), Scalar(alpha)),
+        complex_tensor(expected, {2, 2}, dt)));
     // An empty inner dimension leaves beta * self.
     Tensor no_k_a = complex_tensor({}, {2, 0}, dt, d), no_k_b = complex_tensor({}, {0, 2}, dt, d);
     std::vector<Complex> scaled = {beta * row[0], beta * row[1], beta * row[0], beta * row[1]};
-    EXPECT_TRUE(tensors_equal(opd::addmm(complex_tensor(row, {2}, dt, d), no_k_a, no_k_b,
-                                         Scalar(beta), Scalar(alpha)),
-                              complex_tensor(scaled, {2, 2}, dt)));
+    EXPECT_TRUE(tensors_equal(
+        opd::addmm(complex_tensor(row, {2}, dt, d), no_k_a, no_k_b, Scalar(beta), Scalar(alpha)),
+        complex_tensor(scaled, {2, 2}, dt)));
   }
 }
 

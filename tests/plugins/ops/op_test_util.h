@@ -10,8 +10,8 @@
 
 #include <cmath>
 #include <complex>
-#include <typeinfo>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "opd/cuda.h"
@@ -33,8 +33,8 @@ inline void load_default_plugins() {
 inline Tensor tensor(const std::vector<double>& values, std::vector<int64_t> sizes,
                      ScalarType dtype = kFloat, Device device = Device(kCPU)) {
   Tensor t = empty(sizes, TensorOptions().dtype(kDouble));
-  OPD_CHECK(t.numel() == static_cast<int64_t>(values.size()), "test tensor: {} values for {} elements",
-            values.size(), t.numel());
+  OPD_CHECK(t.numel() == static_cast<int64_t>(values.size()),
+            "test tensor: {} values for {} elements", values.size(), t.numel());
   double* p = t.data_ptr<double>();
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   return t.to(device, dtype);
@@ -59,8 +59,8 @@ using Complex = std::complex<double>;
 inline Tensor complex_tensor(const std::vector<Complex>& values, std::vector<int64_t> sizes,
                              ScalarType dtype = kComplexFloat, Device device = Device(kCPU)) {
   Tensor t = empty(sizes, TensorOptions().dtype(kComplexDouble));
-  OPD_CHECK(t.numel() == static_cast<int64_t>(values.size()), "test tensor: {} values for {} elements",
-            values.size(), t.numel());
+  OPD_CHECK(t.numel() == static_cast<int64_t>(values.size()),
+            "test tensor: {} values for {} elements", values.size(), t.numel());
   auto* p = static_cast<Complex*>(t.data_ptr());
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   return t.to(device, dtype);
@@ -85,9 +85,8 @@ inline ::testing::AssertionResult tensors_equal(const Tensor& actual, const Tens
                                          << " != " << to_string(expected.scalar_type());
   }
   if (sizes(actual) != sizes(expected)) {
-    return ::testing::AssertionFailure()
-           << "sizes " << ::testing::PrintToString(sizes(actual))
-           << " != " << ::testing::PrintToString(sizes(expected));
+    return ::testing::AssertionFailure() << "sizes " << ::testing::PrintToString(sizes(actual))
+                                         << " != " << ::testing::PrintToString(sizes(expected));
   }
   if (is_complex(actual.scalar_type())) {
     auto a = complex_values(actual), e = complex_values(expected);
