@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <complex>
+#include <cstring>
 
 #include "cuda/device_guard.h"
-#include "cuda/pinned.h"
 #include "opd/error.h"
 
 namespace opd::cuda {
@@ -77,11 +77,13 @@ Launch make_launch(const common::TensorIterator& iter) {
   for (int k = 0; k < nt; ++k) {
     const Tensor& t = iter.tensor(k);
     if (k > 0 && t.is_cpu()) {
-      // A CPU scalar (check_same_device let only a zero-dim one through): its value on the
-      // device, queued without waiting, read with stride 0 like any broadcast operand.
-      DeviceGuard guard(launch.device);
-      launch.scalars_on_device.push_back(scalar_to_device(t, launch.device));
-      g.data[k] = static_cast<char*>(launch.scalars_on_device.back().data_ptr());
+      // A CPU scalar (check_same_device let only a zero-dim one through): its value travels in
+      // the launch's parameters, read with stride 0 like any broadcast operand.
+      OPD_INTERNAL_ASSERT(t.dim() == 0 && t.element_size() <= sizeof(g.inline_values[k]),
+                          "{}: a CPU operand that is not a scalar", iter.name());
+      std::memcpy(g.inline_values[k], t.data_ptr(), t.element_size());
+      g.inline_mask |= 1u << k;
+      g.data[k] = nullptr;
       g.contiguous = false;
       for (int d = 0; d < nd; ++d) g.strides[d][k] = 0;
     } else {

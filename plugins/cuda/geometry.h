@@ -5,7 +5,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <boost/container/small_vector.hpp>
 #include <string_view>
 
 #include "common/tensor_iterator.h"
@@ -27,14 +26,12 @@ kern::Dtype kernel_dtype(ScalarType dtype, std::string_view kernel, bool with_co
 kern::ScalarArg scalar_arg(const Scalar& s);
 kern::ScalarArg scalar_arg(const std::optional<Scalar>& s);
 
-// A launch of an elementwise kernel: its geometry, and the copies on the device of the CPU
-// scalars among the inputs (PyTorch lets a zero-dim CPU tensor join CUDA operands), which must
-// live until the kernel is queued.
+// A launch of an elementwise kernel: its geometry, in which the CPU scalars among the inputs
+// (PyTorch lets a zero-dim CPU tensor join CUDA operands) travel by value, and where it runs.
 struct Launch {
   kern::Geometry geometry;
   int device = 0;
   cudaStream_t stream = nullptr;
-  boost::container::small_vector<Tensor, 1> scalars_on_device;
 };
 
 // REQUIRES: iter built for CUDA operands (and CPU scalars), numel() > 0. Throws opd::Error when

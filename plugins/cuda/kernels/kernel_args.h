@@ -45,6 +45,11 @@ struct Geometry {
   int64_t sizes[kMaxDims] = {};
   int64_t strides[kMaxDims][kMaxOperands] = {};
   char* data[kMaxOperands] = {};
+  // Inputs passed by value (bit k: operand k): a zero-dim CPU tensor among device operands, as
+  // PyTorch passes one. Its element is in inline_values[k], read with stride 0 by the strided
+  // kernel (`contiguous` is false then); data[k] is null.
+  uint32_t inline_mask = 0;
+  alignas(16) unsigned char inline_values[kMaxOperands][16] = {};
 };
 
 // A Scalar argument in the two forms a kernel may need; the host fills both. `i` of a floating

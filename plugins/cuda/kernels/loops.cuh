@@ -77,15 +77,23 @@ __global__ void contiguous_kernel(F f, int64_t n, Out* out, const In*... in) {
 }
 
 template <class F, class Out, class... In, size_t... I>
-__device__ __forceinline__ void apply_strided(const F& f, const Geometry& g, const int64_t* offset,
-                                              std::index_sequence<I...>) {
-  *reinterpret_cast<Out*>(g.data[0] + offset[0]) =
-      f(*reinterpret_cast<const In*>(g.data[I + 1] + offset[I + 1])...);
+__device__ __forceinline__ void apply_strided(const F& f, char* out, const char* const* in,
+                                              const int64_t* offset, std::index_sequence<I...>) {
+  *reinterpret_cast<Out*>(out + offset[0]) =
+      f(*reinterpret_cast<const In*>(in[I] + offset[I + 1])...);
 }
 
+// `g` is a __grid_constant__ parameter, so that an input passed by value in it (inline_mask) is
+// read where the launch put it, by every thread, without a copy into local memory.
 template <class F, class Out, class... In>
-__global__ void strided_kernel(F f, Geometry g) {
+__global__ void strided_kernel(F f, const __grid_constant__ Geometry g) {
   constexpr int kOperands = 1 + sizeof...(In);
+  const char* in[kOperands > 1 ? kOperands - 1 : 1] = {};
+#pragma unroll
+  for (int k = 1; k < kOperands; ++k) {
+    in[k - 1] = (g.inline_mask >> k) & 1u ? reinterpret_cast<const char*>(g.inline_values[k])
+                                           : g.data[k];
+  }
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel;
        i += step) {
@@ -97,7 +105,7 @@ __global__ void strided_kernel(F f, Geometry g) {
 #pragma unroll
       for (int k = 0; k < kOperands; ++k) offset[k] += index * g.strides[d][k];
     }
-    apply_strided<F, Out, In...>(f, g, offset, std::index_sequence_for<In...>{});
+    apply_strided<F, Out, In...>(f, g.data[0], in, offset, std::index_sequence_for<In...>{});
   }
 }
 

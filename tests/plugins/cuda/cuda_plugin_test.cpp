@@ -154,6 +154,14 @@ TEST_F(CudaPlugin, ACpuScalarJoinsCudaTensorsButNotACpuVector) {
   Tensor x = tensor({1, 2, 3}, kFloat, gpu());
   EXPECT_EQ(values(add(x, scalar_tensor(10))), (std::vector<double>{11, 12, 13}));
   EXPECT_EQ(values(x * 2), (std::vector<double>{2, 4, 6}));
+  // Passed by value to the kernel, in either operand position, of any dtype, with strides.
+  EXPECT_EQ(values(where(tensor({1, 0, 1}, kBool, gpu()), scalar_tensor(-1, kDouble).to(kFloat),
+                         tensor({7, 8, 9, 10, 11, 12}, {2, 3}, kFloat, gpu()).t().select(1, 0))),
+            (std::vector<double>{-1, 10, -1}));
+  EXPECT_EQ(values(sub(scalar_tensor(1, kLong), tensor({1, 2, 3}, kLong, gpu()))),
+            (std::vector<double>{0, -1, -2}));
+  EXPECT_EQ(values(add(tensor({1, 2}, kDouble, gpu()), scalar_tensor(0.5, kDouble))),
+            (std::vector<double>{1.5, 2.5}));
   EXPECT_EQ(error_of([&] {
               add(x, tensor({1, 1, 1}));
             }),
