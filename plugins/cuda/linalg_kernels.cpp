@@ -123,6 +123,31 @@ void gemm_16bit(cublasHandle_t h, cudaDataType_t type, const Gemm& g, int count,
   }
 }
 
+// cuBLAS's functions for std::complex<float> and <double>, laid out as cuComplex and
+// cuDoubleComplex.
+template <class T>
+struct ComplexBlas;
+template <>
+struct ComplexBlas<std::complex<float>> {
+  using type = cuComplex;
+  static constexpr auto gemm = &cublasCgemm;
+  static constexpr auto gemm_batched = &cublasCgemmStridedBatched;
+  static constexpr auto scal = &cublasCscal;
+  static constexpr const char* kGemm = "cublasCgemm";
+  static constexpr const char* kGemmBatched = "cublasCgemmStridedBatched";
+  static constexpr const char* kScal = "cublasCscal";
+};
+template <>
+struct ComplexBlas<std::complex<double>> {
+  using type = cuDoubleComplex;
+  static constexpr auto gemm = &cublasZgemm;
+  static constexpr auto gemm_batched = &cublasZgemmStridedBatched;
+  static constexpr auto scal = &cublasZscal;
+  static constexpr const char* kGemm = "cublasZgemm";
+  static constexpr const char* kGemmBatched = "cublasZgemmStridedBatched";
+  static constexpr const char* kScal = "cublasZscal";
+};
+
 // Runs `g` on device `index` (the current device) for elements T: float, double, Half,
 // BFloat16, or std::complex of float or double (laid out as cuComplex / cuDoubleComplex).
 template <class T>
@@ -159,35 +184,21 @@ void run_gemm(const char* op, int index, const Gemm& g, compute_t<T> alpha, comp
                                       g.stride_a, &beta, c, m, stride_c, count),
             "cublasDgemmStridedBatched");
       }
-    } else if constexpr (std::is_same_v<T, std::complex<float>>) {
-      const auto* al = reinterpret_cast<const cuComplex*>(&alpha);
-      const auto* be = reinterpret_cast<const cuComplex*>(&beta);
-      const auto* ca = reinterpret_cast<const cuComplex*>(a);
-      const auto* cb = reinterpret_cast<const cuComplex*>(b);
-      auto* cc = reinterpret_cast<cuComplex*>(c);
+    } else if constexpr (kComplex<T>) {
+      using B = ComplexBlas<T>;
+      using Z = typename B::type;
+      const auto* al = reinterpret_cast<const Z*>(&alpha);
+      const auto* be = reinterpret_cast<const Z*>(&beta);
+      const auto* za = reinterpret_cast<const Z*>(a);
+      const auto* zb = reinterpret_cast<const Z*>(b);
+      auto* zc = reinterpret_cast<Z*>(c);
       if (count == 1) {
-        cuda::check_cublas(cublasCgemm(h, opb, opa, m, n, k, al, cb, ldb, ca, lda, be, cc, m),
-                           "cublasCgemm");
+        cuda::check_cublas(B::gemm(h, opb, opa, m, n, k, al, zb, ldb, za, lda, be, zc, m),
+                           B::kGemm);
       } else {
-        cuda::check_cublas(
-            cublasCgemmStridedBatched(h, opb, opa, m, n, k, al, cb, ldb, g.stride_b, ca, lda,
-                                      g.stride_a, be, cc, m, stride_c, count),
-            "cublasCgemmStridedBatched");
-      }
-    } else if constexpr (std::is_same_v<T, std::complex<double>>) {
-      const auto* al = reinterpret_cast<const cuDoubleComplex*>(&alpha);
-      const auto* be = reinterpret_cast<const cuDoubleComplex*>(&beta);
-      const auto* za = reinterpret_cast<const cuDoubleComplex*>(a);
-      const auto* zb = reinterpret_cast<const cuDoubleComplex*>(b);
-      auto* zc = reinterpret_cast<cuDoubleComplex*>(c);
-      if (count == 1) {
-        cuda::check_cublas(cublasZgemm(h, opb, opa, m, n, k, al, zb, ldb, za, lda, be, zc, m),
-                           "cublasZgemm");
-      } else {
-        cuda::check_cublas(
-            cublasZgemmStridedBatched(h, opb, opa, m, n, k, al, zb, ldb, g.stride_b, za, lda,
-                                      g.stride_a, be, zc, m, stride_c, count),
-            "cublasZgemmStridedBatched");
+        cuda::check_cublas(B::gemm_batched(h, opb, opa, m, n, k, al, zb, ldb, g.stride_b, za, lda,
+                                           g.stride_a, be, zc, m, stride_c, count),
+                           B::kGemmBatched);
       }
     } else {
       static_assert(kHalfLike<T>);
@@ -211,19 +222,15 @@ kern::ScalarArg scalar_arg_of(C v) {
 // launch_scale takes the real types.
 template <class T>
 void scale_complex(int index, const Tensor& out, T factor) {
+  using B = ComplexBlas<T>;
+  using Z = typename B::type;
   cublasHandle_t h = cuda::blas_handle(index);
   auto* data = static_cast<T*>(out.data_ptr());
   for (int64_t done = 0; done < out.numel(); done += INT_MAX) {
     const int count = static_cast<int>(std::min<int64_t>(INT_MAX, out.numel() - done));
-    if constexpr (std::is_same_v<T, std::complex<float>>) {
-      cuda::check_cublas(cublasCscal(h, count, reinterpret_cast<const cuComplex*>(&factor),
-                                     reinterpret_cast<cuComplex*>(data + done), 1),
-                         "cublasCscal");
-    } else {
-      cuda::check_cublas(cublasZscal(h, count, reinterpret_cast<const cuDoubleComplex*>(&factor),
-                                     reinterpret_cast<cuDoubleComplex*>(data + done), 1),
-                         "cublasZscal");
-    }
+    cuda::check_cublas(B::scal(h, count, reinterpret_cast<const Z*>(&factor),
+                               reinterpret_cast<Z*>(data + done), 1),
+                       B::kScal);
   }
 }
 
