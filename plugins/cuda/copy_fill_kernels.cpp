@@ -64,7 +64,13 @@ void transfer(void* dst, const void* src, size_t nbytes, cudaMemcpyKind kind, co
               bool queue_only, cudaStream_t stream) {
   OPD_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, kind, stream));
   if (queue_only && cuda::is_pinned_block(host)) {
-    cuda::record_host_use(host, stream);
+    try {
+      cuda::record_host_use(host, stream);
+    } catch (...) {
+      // Without its event the block could be handed out while the copy still uses it.
+      (void)cudaStreamSynchronize(stream);
+      throw;
+    }
   } else {
     OPD_CUDA_CHECK(cudaStreamSynchronize(stream));
   }

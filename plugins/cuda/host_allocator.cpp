@@ -19,8 +19,13 @@ HostCachingAllocator::HostCachingAllocator(std::unique_ptr<PinnedMemory> memory)
     : memory_(std::move(memory)) {}
 
 HostCachingAllocator::~HostCachingAllocator() {
-  for (auto& [event, block] : events_) memory_->destroy(event);
-  for (auto& [ptr, block] : blocks_) memory_->release(ptr);
+  for (auto& [event, block] : events_) {
+    memory_->synchronize(event);
+    memory_->destroy(event);
+  }
+  for (auto& [ptr, block] : blocks_) {
+    if (!block->allocated) memory_->release(ptr);
+  }
 }
 
 size_t HostCachingAllocator::round_size(size_t nbytes) { return std::bit_ceil(nbytes); }
@@ -40,6 +45,7 @@ void* HostCachingAllocator::allocate(size_t nbytes) {
     block = bucket.back();
     bucket.pop_back();
   } else {
+    auto owned = std::make_unique<Block>();  // before the memory: a bad_alloc leaks nothing
     void* ptr = memory_->allocate(size);
     if (ptr == nullptr) {
       release_free_blocks();
@@ -49,11 +55,15 @@ void* HostCachingAllocator::allocate(size_t nbytes) {
               "CUDA out of memory: could not allocate {} of pinned host memory ({} reserved by "
               "the pinned host allocator)",
               format_bytes(size), format_bytes(static_cast<size_t>(stats_.reserved_bytes)));
-    auto owned = std::make_unique<Block>();
     owned->ptr = ptr;
     owned->size = size;
     block = owned.get();
-    blocks_.emplace(ptr, std::move(owned));
+    try {
+      blocks_.emplace(ptr, std::move(owned));
+    } catch (...) {
+      memory_->release(ptr);
+      throw;
+    }
     stats_.reserved_bytes += static_cast<int64_t>(size);
     ++stats_.num_host_allocs;
   }
@@ -79,7 +89,13 @@ bool HostCachingAllocator::record_use(void* ptr, StreamId stream) {
   auto it = blocks_.find(ptr);
   if (it == blocks_.end() || !it->second->allocated) return false;
   Block* block = it->second.get();
-  events_.emplace_back(memory_->record(stream), block);
+  events_.emplace_back(nullptr, block);  // the room first: a bad_alloc leaks no event
+  try {
+    events_.back().first = memory_->record(stream);
+  } catch (...) {
+    events_.pop_back();
+    throw;
+  }
   ++block->pending;
   ++stats_.pending_events;
   return true;

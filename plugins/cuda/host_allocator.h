@@ -43,6 +43,8 @@ class PinnedMemory {
   // An event recorded now on `stream`; query() says whether the work queued before it is done.
   virtual Event record(StreamId stream) = 0;
   virtual bool query(Event event) = 0;
+  // Waits for the work queued before the event (errors ignored: it runs from the destructor).
+  virtual void synchronize(Event event) noexcept = 0;
   virtual void destroy(Event event) = 0;
 };
 
@@ -57,7 +59,9 @@ struct HostAllocatorStats {
 class HostCachingAllocator {
  public:
   explicit HostCachingAllocator(std::unique_ptr<PinnedMemory> memory);
-  // Releases every block, whether or not it was freed. REQUIRES: no copy still uses one.
+  // Waits for the copies still using blocks, then releases every block that was freed. Blocks
+  // still handed out (tensors alive at process exit, after the plugin's statics) are left to
+  // the process's end rather than unmapped under them.
   ~HostCachingAllocator();
   HostCachingAllocator(const HostCachingAllocator&) = delete;
   HostCachingAllocator& operator=(const HostCachingAllocator&) = delete;

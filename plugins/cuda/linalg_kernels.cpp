@@ -23,7 +23,6 @@
 #include "cuda/device_guard.h"
 #include "cuda/geometry.h"
 #include "cuda/kernels/linalg_args.h"
-#include "cuda/pinned.h"
 #include "opd/native/CUDA.h"
 
 namespace opd::native {
@@ -123,13 +122,15 @@ void gemm_16bit(cublasHandle_t h, cudaDataType_t type, const Gemm& g, int count,
   }
 }
 
-// cuBLAS's functions for std::complex<float> and <double>, laid out as cuComplex and
-// cuDoubleComplex.
+// cuBLAS's functions for std::complex<float> and <double>, whose arrays are laid out as cuComplex
+// and cuDoubleComplex. Single values are converted (make): cuComplex is aligned to its full
+// size, std::complex only to its parts'.
 template <class T>
 struct ComplexBlas;
 template <>
 struct ComplexBlas<std::complex<float>> {
   using type = cuComplex;
+  static type make(std::complex<float> v) { return make_cuComplex(v.real(), v.imag()); }
   static constexpr auto gemm = &cublasCgemm;
   static constexpr auto gemm_batched = &cublasCgemmStridedBatched;
   static constexpr auto scal = &cublasCscal;
@@ -140,6 +141,7 @@ struct ComplexBlas<std::complex<float>> {
 template <>
 struct ComplexBlas<std::complex<double>> {
   using type = cuDoubleComplex;
+  static type make(std::complex<double> v) { return make_cuDoubleComplex(v.real(), v.imag()); }
   static constexpr auto gemm = &cublasZgemm;
   static constexpr auto gemm_batched = &cublasZgemmStridedBatched;
   static constexpr auto scal = &cublasZscal;
@@ -187,17 +189,16 @@ void run_gemm(const char* op, int index, const Gemm& g, compute_t<T> alpha, comp
     } else if constexpr (kComplex<T>) {
       using B = ComplexBlas<T>;
       using Z = typename B::type;
-      const auto* al = reinterpret_cast<const Z*>(&alpha);
-      const auto* be = reinterpret_cast<const Z*>(&beta);
+      const Z z_alpha = B::make(alpha), z_beta = B::make(beta);
       const auto* za = reinterpret_cast<const Z*>(a);
       const auto* zb = reinterpret_cast<const Z*>(b);
       auto* zc = reinterpret_cast<Z*>(c);
       if (count == 1) {
-        cuda::check_cublas(B::gemm(h, opb, opa, m, n, k, al, zb, ldb, za, lda, be, zc, m),
-                           B::kGemm);
+        cuda::check_cublas(
+            B::gemm(h, opb, opa, m, n, k, &z_alpha, zb, ldb, za, lda, &z_beta, zc, m), B::kGemm);
       } else {
-        cuda::check_cublas(B::gemm_batched(h, opb, opa, m, n, k, al, zb, ldb, g.stride_b, za, lda,
-                                           g.stride_a, be, zc, m, stride_c, count),
+        cuda::check_cublas(B::gemm_batched(h, opb, opa, m, n, k, &z_alpha, zb, ldb, g.stride_b, za,
+                                           lda, g.stride_a, &z_beta, zc, m, stride_c, count),
                            B::kGemmBatched);
       }
     } else {
@@ -228,19 +229,19 @@ void scale_complex(int index, const Tensor& out, T factor) {
   auto* data = static_cast<T*>(out.data_ptr());
   for (int64_t done = 0; done < out.numel(); done += INT_MAX) {
     const int count = static_cast<int>(std::min<int64_t>(INT_MAX, out.numel() - done));
-    cuda::check_cublas(B::scal(h, count, reinterpret_cast<const Z*>(&factor),
-                               reinterpret_cast<Z*>(data + done), 1),
-                       B::kScal);
+    const Z z = B::make(factor);
+    cuda::check_cublas(B::scal(h, count, &z, reinterpret_cast<Z*>(data + done), 1), B::kScal);
   }
 }
 
-// `self` read as the result `out` (strides from common::addmm_self_strides, expand's), on the
-// result's device: a zero-dim CPU self, which check_same_device lets join CUDA operands, is
-// moved there first. REQUIRES: out's device current.
-Tensor self_as_result(const Tensor& self, const Tensor& out, IntArrayRef strides) {
-  const Tensor s =
-      self.is_cuda() ? self : cuda::scalar_to_device(self, cuda::device_index(out.device()));
-  return make_view(s, out.sizes(), strides, s.storage_offset());
+// out = self broadcast (strides from common::addmm_self_strides, expand's). A zero-dim CPU self,
+// which check_same_device lets join CUDA operands, is a fill with its value.
+void copy_self(const Tensor& self, const Tensor& out, IntArrayRef strides) {
+  if (self.is_cpu()) {
+    out.fill_(self.item());
+  } else {
+    out.copy_(make_view(self, out.sizes(), strides, self.storage_offset()));
+  }
 }
 
 // out[b] = alpha * a[b] @ bm[b] (+ beta * self broadcast, when `self` is given and beta is not
@@ -255,7 +256,7 @@ void product(const char* op, int index, int64_t batch, int64_t n, int64_t m, int
   const C al = alpha.to<C>();
   const C be = self ? beta.to<C>() : C(0);
   if (batch == 0 || n == 0 || m == 0) return;
-  if (be != C(0)) out.copy_(self_as_result(*self, out, self_strides));
+  if (be != C(0)) copy_self(*self, out, self_strides);
   const cudaStream_t stream = cuda::current_stream(index);
   const kern::Dtype dtype = cuda::kernel_dtype(out.scalar_type(), op, /*with_complex=*/true);
   if (k == 0) {

@@ -4,16 +4,12 @@
 #include "cuda/pinned.h"
 
 #include <atomic>
-#include <cstring>
 #include <memory>
 #include <mutex>
 
 #include "common/factory_shape.h"
-#include "common/output.h"
 #include "common/view_shape.h"
-#include "cuda/allocator.h"
 #include "cuda/cuda_check.h"
-#include "cuda/device_guard.h"
 #include "opd/native/CUDA.h"
 #include "opd/plugin.h"
 
@@ -58,6 +54,10 @@ class CudaPinnedMemory final : public PinnedMemory {
     }
     check(err, "cudaEventQuery(event)");
     return true;
+  }
+  void synchronize(Event event) noexcept override {
+    (void)cudaEventSynchronize(static_cast<cudaEvent_t>(event));
+    (void)cudaGetLastError();
   }
   void destroy(Event event) override {
     (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));
@@ -111,21 +111,13 @@ void record_host_use(const Tensor& t, cudaStream_t stream) {
       ->record_use(s->data(), reinterpret_cast<StreamId>(stream));
 }
 
-Tensor scalar_to_device(const Tensor& scalar, int index) {
-  OPD_INTERNAL_ASSERT(scalar.is_cpu() && scalar.dim() == 0, "scalar_to_device: not a CPU scalar");
-  const size_t nbytes = scalar.element_size();
-  Tensor on_device = empty_cuda({}, scalar.scalar_type(), index);
-  Storage staging = allocate_pinned_storage(nbytes);
-  std::memcpy(staging.data(), scalar.data_ptr(), nbytes);
-  const cudaStream_t stream = current_stream(index);
-  OPD_CUDA_CHECK(cudaMemcpyAsync(on_device.data_ptr(), staging.data(), nbytes,
-                                 cudaMemcpyHostToDevice, stream));
-  host_allocator().record_use(staging.data(), reinterpret_cast<StreamId>(stream));
-  return on_device;  // staging goes back to the cache, reused once the copy is done
-}
-
+// At shutdown, on one thread. An event that reports an error (a device in a sticky error state)
+// keeps its block; the allocator's destructor waits for it and releases the rest.
 void empty_host_cache() noexcept {
-  if (g_host.allocator) g_host.allocator->empty_cache();
+  try {
+    if (g_host.allocator) g_host.allocator->empty_cache();
+  } catch (const std::exception&) {  // nothing is released that may still be in use
+  }
 }
 
 }  // namespace opd::cuda
@@ -147,16 +139,27 @@ bool is_pinned_cuda(const Tensor& self, std::optional<Device>) {
   return attributes.type == cudaMemoryTypeHost;
 }
 
-// A pinned copy of self with its strides when they are dense and non-overlapping, otherwise
-// contiguous.
+namespace {
+// Whether some elements of t share memory through a zero stride (an expanded tensor), which a
+// copy cannot write.
+bool is_expanded(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.stride(d) == 0 && t.size(d) > 1) return true;
+  }
+  return false;
+}
+}  // namespace
+
+// A pinned copy of self with self's strides, as PyTorch's (so that empty_strided with
+// pin_memory=True keeps the strides asked for); an expanded self, which PyTorch refuses, gives a
+// contiguous copy.
 Tensor _pin_memory_cuda(const Tensor& self, std::optional<Device>) {
   OPD_CHECK(self.is_cpu(), "cannot pin '{}' only dense CPU tensors can be pinned",
             legacy_type_name(self.scalar_type(), self.device()));
   const ScalarType dtype = self.scalar_type();
   const auto strides =
-      common::is_non_overlapping_and_dense(self)
-          ? common::DimVector(self.strides().begin(), self.strides().end())
-          : factory::strides_for_memory_format(self.sizes(), MemoryFormat::Contiguous);
+      is_expanded(self) ? factory::strides_for_memory_format(self.sizes(), MemoryFormat::Contiguous)
+                        : common::DimVector(self.strides().begin(), self.strides().end());
   const IntArrayRef stride(strides.data(), strides.size());
   const size_t nbytes = factory::storage_nbytes(self.sizes(), stride, element_size(dtype));
   Tensor pinned = make_tensor(cuda::allocate_pinned_storage(nbytes), self.sizes(), stride, 0, dtype,

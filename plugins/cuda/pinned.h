@@ -28,11 +28,6 @@ bool is_pinned_block(const Tensor& t);
 // again before that work is done. REQUIRES: is_pinned_block(t).
 void record_host_use(const Tensor& t, cudaStream_t stream);
 
-// The value of `scalar`, a zero-dim CPU tensor, in a new zero-dim tensor on device `index`: it
-// goes through a pinned block with a copy queued on the current stream, so nothing waits (a CPU
-// scalar among CUDA operands costs no synchronisation). REQUIRES: device `index` current.
-Tensor scalar_to_device(const Tensor& scalar, int index);
-
 // Releases the free pinned blocks (at plugin shutdown).
 void empty_host_cache() noexcept;
 

@@ -91,8 +91,8 @@ __global__ void strided_kernel(F f, const __grid_constant__ Geometry g) {
   const char* in[kOperands > 1 ? kOperands - 1 : 1] = {};
 #pragma unroll
   for (int k = 1; k < kOperands; ++k) {
-    in[k - 1] = (g.inline_mask >> k) & 1u ? reinterpret_cast<const char*>(g.inline_values[k])
-                                           : g.data[k];
+    in[k - 1] =
+        (g.inline_mask >> k) & 1u ? reinterpret_cast<const char*>(g.inline_values[k]) : g.data[k];
   }
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel;

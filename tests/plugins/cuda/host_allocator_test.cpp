@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -71,8 +72,16 @@ class FakeHost {
     StreamId stream;
     int64_t position;  // complete once the stream has completed this much work
   };
+  void fail_next_record() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fail_record_ = true;
+  }
   void* record(StreamId stream) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (fail_record_) {
+      fail_record_ = false;
+      throw Error("CUDA error: an illegal memory access was encountered in cudaEventRecord");
+    }
     auto* e = new Event{stream, ++queued_[stream]};
     events_.insert(e);
     return e;
@@ -82,6 +91,17 @@ class FakeHost {
     auto* e = static_cast<Event*>(event);
     EXPECT_TRUE(events_.count(e)) << "query of a destroyed event";
     return completed_[e->stream] >= e->position;
+  }
+  // Waits for the event: the work before it on its stream is done.
+  void synchronize(void* event) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto* e = static_cast<Event*>(event);
+    completed_[e->stream] = std::max(completed_[e->stream], e->position);
+    ++synchronized_;
+  }
+  int synchronized() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return synchronized_;
   }
   void destroy(void* event) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -122,6 +142,8 @@ class FakeHost {
   std::set<Event*> events_;
   std::map<StreamId, int64_t> queued_;
   std::map<StreamId, int64_t> completed_;
+  int synchronized_ = 0;
+  bool fail_record_ = false;
 };
 
 class FakePinnedMemory : public PinnedMemory {
@@ -131,6 +153,7 @@ class FakePinnedMemory : public PinnedMemory {
   void release(void* ptr) override { host_->release(ptr); }
   Event record(StreamId stream) override { return host_->record(stream); }
   bool query(Event event) override { return host_->query(event); }
+  void synchronize(Event event) noexcept override { host_->synchronize(event); }
   void destroy(Event event) override { host_->destroy(event); }
 
  private:
@@ -231,6 +254,16 @@ TEST_F(HostAllocatorTest, RecordUseAnswersFalseForMemoryItDidNotHandOut) {
   EXPECT_EQ(host_->live_events(), 0u);
 }
 
+TEST_F(HostAllocatorTest, ARecordThatFailsLeavesNothingPending) {
+  void* a = allocate(KiB);
+  host_->fail_next_record();
+  EXPECT_THROW(alloc_->record_use(a, kStreamA), Error);
+  EXPECT_EQ(stats().pending_events, 0);
+  alloc_->free(a);
+  EXPECT_EQ(allocate(KiB), a);
+  EXPECT_EQ(host_->live_events(), 0u);
+}
+
 TEST_F(HostAllocatorTest, FreeingForeignOrFreedMemorySaysSo) {
   int local = 0;
   EXPECT_THAT(error_text<Error>([&] { alloc_->free(&local); }),
@@ -288,14 +321,18 @@ TEST_F(HostAllocatorTest, EmptyCacheKeepsBlocksInUseOrWithPendingCopies) {
   alloc_->free(in_use);
 }
 
-TEST_F(HostAllocatorTest, DestructionReleasesEveryBlockAndEvent) {
+TEST_F(HostAllocatorTest, DestructionWaitsForCopiesAndReleasesTheFreedBlocks) {
   void* a = allocate(KiB);
   void* b = allocate(MiB);
+  void* c = allocate(2 * KiB);
   ASSERT_TRUE(alloc_->record_use(b, kStreamA));
   alloc_->free(b);
-  (void)a;  // still handed out: released all the same
+  alloc_->free(c);
+  (void)a;  // still handed out: a tensor alive at process exit keeps its memory
   alloc_.reset();
-  EXPECT_EQ(host_->live_blocks(), 0u);
+  EXPECT_EQ(host_->synchronized(), 1) << "b's copy was waited for before b was released";
+  EXPECT_THAT(host_->releases(), ::testing::UnorderedElementsAre(MiB, 2 * KiB));
+  EXPECT_EQ(host_->live_blocks(), 1u);
   EXPECT_EQ(host_->live_events(), 0u);
 }
 
