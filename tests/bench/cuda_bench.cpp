@@ -4,6 +4,8 @@
 //   mm 8192 x 8192 in Float32 and BFloat16 through the dispatcher against a direct cuBLAS call
 //   dispatch + launch of a 1-element add against a bare launch of an equivalent kernel
 //   10,000 allocations and frees of mixed sizes through empty() against cudaMalloc / cudaFree
+//   a non-blocking copy of 256 MiB from pinned host memory through copy_ against
+//     cudaMemcpyAsync from a cudaHostAlloc buffer
 // Every case is skipped, saying why, when the cuda plugin is not loaded (no device, no driver),
 // and when an operator it needs throws. Device work is waited for (cudaDeviceSynchronize) inside
 // each timed iteration and times are wall-clock, except for the tiny add, which times the host
@@ -171,6 +173,45 @@ void BM_CudaSum256M(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_CudaSum256M)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---- host to device from pinned memory ----------------------------------------------------------
+
+constexpr int64_t kCopyBytes = int64_t{256} << 20;
+
+void BM_CudaCopyFromPinnedDirect(benchmark::State& state) {
+  run_on_cuda(state, [&] {
+    void* host = nullptr;
+    check(cudaHostAlloc(&host, kCopyBytes, cudaHostAllocPortable), "cudaHostAlloc");
+    DeviceBuffer dst(kCopyBytes);
+    try {
+      for (auto _ : state) {
+        check(cudaMemcpyAsync(dst.get(), host, kCopyBytes, cudaMemcpyHostToDevice, nullptr),
+              "cudaMemcpyAsync");
+        sync();
+      }
+    } catch (...) {
+      (void)cudaFreeHost(host);
+      throw;
+    }
+    (void)cudaFreeHost(host);
+    state.SetBytesProcessed(state.iterations() * kCopyBytes);
+  });
+}
+BENCHMARK(BM_CudaCopyFromPinnedDirect)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_CudaCopyFromPinnedDispatched(benchmark::State& state) {
+  run_on_cuda(state, [&] {
+    Tensor host =
+        opd::empty({kCopyBytes}, opd::TensorOptions(ScalarType::UInt8).pinned_memory(true));
+    Tensor dst = opd::empty({kCopyBytes}, on_cuda(ScalarType::UInt8));
+    for (auto _ : state) {
+      dst.copy_(host, /*non_blocking=*/true);
+      sync();
+    }
+    state.SetBytesProcessed(state.iterations() * kCopyBytes);
+  });
+}
+BENCHMARK(BM_CudaCopyFromPinnedDispatched)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // ---- mm 8192 against cuBLAS called directly -----------------------------------------------------
 
@@ -375,16 +416,19 @@ const bool kRatios = [] {
   opd::bench::add_ratio("BM_CudaMemcpyAsAdd256M", "BM_CudaAddOut256M", ">= 0.9 (bandwidth of add)");
   opd::bench::add_ratio("BM_CudaMemcpyAsAdd256M", "BM_CudaAdd256M",
                         "report (add allocating its result)");
-  opd::bench::add_ratio("BM_CudaMemcpyAsSum256M", "BM_CudaSum256M", ">= 0.8 (bandwidth of sum)");
-  opd::bench::add_ratio("BM_CudaSgemmDirect8192", "BM_CudaMmFloat32Dispatched8192", ">= 0.97");
+  opd::bench::add_ratio("BM_CudaMemcpyAsSum256M", "BM_CudaSum256M", ">= 0.85 (bandwidth of sum)");
+  opd::bench::add_ratio("BM_CudaSgemmDirect8192", "BM_CudaMmFloat32Dispatched8192", ">= 0.98");
   opd::bench::add_ratio("BM_CudaBf16GemmExDirect8192", "BM_CudaMmBFloat16Dispatched8192",
-                        ">= 0.97");
+                        ">= 0.98");
+  // Inverted (the dispatched call over the bare launch): a cost, goal <= 1.5.
   opd::bench::add_ratio("BM_CudaTinyAddOutDispatched", "BM_CudaTinyAddBareLaunch",
-                        "report (dispatch + launch)");
+                        "<= 1.5 (dispatch + launch)");
   opd::bench::add_ratio("BM_CudaTinyAddDispatched", "BM_CudaTinyAddBareLaunch",
                         "report (with allocation)");
   opd::bench::add_ratio("BM_CudaAllocFreeDispatched", "BM_CudaAllocFreeRaw",
                         "report (caching allocator)");
+  opd::bench::add_ratio("BM_CudaCopyFromPinnedDirect", "BM_CudaCopyFromPinnedDispatched",
+                        "report (bandwidth of a non-blocking copy from pinned memory)");
   return true;
 }();
 
