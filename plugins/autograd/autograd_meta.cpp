@@ -43,12 +43,4 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, bool differen
   m.output_nr = nr;
 }
 
-void set_history(const Tensor& t, std::shared_ptr<Node>&& fn, bool differentiable) {
-  const uint32_t nr = fn->add_input_metadata(t);
-  if (!differentiable || !is_differentiable_type(t.scalar_type())) return;
-  AutogradMeta& m = materialize_meta(t);
-  m.grad_fn = std::move(fn);
-  m.output_nr = nr;
-}
-
 }  // namespace opd::autograd

@@ -65,8 +65,5 @@ std::shared_ptr<Node> grad_accumulator(const Tensor& t);
 // Makes `t` output `fn->add_input_metadata(t)` of `fn`. With !differentiable (or a dtype that
 // cannot carry gradients) only the input is added, so that input numbers match output numbers.
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, bool differentiable = true);
-// The same, taking fn over when t keeps it (then fn is left empty): the generated kernels pass
-// their node this way at its last use, saving a reference count increment and decrement.
-void set_history(const Tensor& t, std::shared_ptr<Node>&& fn, bool differentiable = true);
 
 }  // namespace opd::autograd

@@ -413,13 +413,10 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
       return n == 1 ? std::string("result") : fmt::format("std::get<{}>(result)", i);
     };
     body += "  if (grad_fn) {\n";
-    // The node's last use may take it over: one tensor output, no output saved, not a view.
-    const bool hand_over = n == 1 && a->outputs.empty() && mark_view.empty();
     for (size_t i = 0; i < n; ++i) {
       if (s.returns()[i].type()->kind() != TypeKind::Tensor) continue;
       bool differentiable = d.output_differentiability.empty() || d.output_differentiability[i];
-      body += fmt::format("    set_history({}, {}, {});\n", out_expr(i),
-                          hand_over ? "std::move(grad_fn)" : "grad_fn",
+      body += fmt::format("    set_history({}, grad_fn, {});\n", out_expr(i),
                           differentiable ? "true" : "false");
     }
     for (size_t i : a->outputs) {
