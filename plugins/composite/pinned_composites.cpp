@@ -9,7 +9,9 @@
 // called without a device, they call the operator again with device=cuda, which the CUDA plugin
 // answers when it is loaded and available. When it is not, the call lands here once more with a
 // device named, and is_pinned answers false while _pin_memory says why it cannot pin.
-// pin_memory returns self when it is pinned already, as in PyTorch.
+// pin_memory returns self when it is pinned already, as in PyTorch. The CPU factories'
+// pin_memory=True asks the device plugin for new pinned memory through _opd_empty_pinned
+// (device=cuda), which fails here in the same words when no plugin answers.
 
 #include "common/view_shape.h"
 #include "opd/native/CompositeExplicitAutograd.h"
@@ -29,15 +31,25 @@ bool is_pinned_default(const Tensor& self, std::optional<Device> device) {
   return false;  // no plugin of device->type answered: nothing it pinned can exist
 }
 
-Tensor _pin_memory_default(const Tensor& self, std::optional<Device> device) {
-  OPD_CHECK(self.is_cpu(), "cannot pin '{}' only dense CPU tensors can be pinned",
-            legacy_type_name(self.scalar_type(), self.device()));
-  if (!device) return opd::_pin_memory(self, kDefaultPinDevice);
+namespace {
+[[noreturn]] void throw_no_pinned_memory(Device device) {
   detail::throw_check<Error>(
       __FILE__, __LINE__,
       fmt::format("cannot pin memory for {}: no loaded plugin allocates pinned memory for that "
                   "device type (is its plugin loaded and available? see `opd plugins`)",
-                  device_type_name(device->type)));
+                  device_type_name(device.type)));
+}
+}  // namespace
+
+Tensor _pin_memory_default(const Tensor& self, std::optional<Device> device) {
+  OPD_CHECK(self.is_cpu(), "cannot pin '{}' only dense CPU tensors can be pinned",
+            legacy_type_name(self.scalar_type(), self.device()));
+  if (!device) return opd::_pin_memory(self, kDefaultPinDevice);
+  throw_no_pinned_memory(*device);
+}
+
+Tensor _opd_empty_pinned_default(IntArrayRef, IntArrayRef, ScalarType, Device device) {
+  throw_no_pinned_memory(device);
 }
 
 Tensor pin_memory(const Tensor& self, std::optional<Device> device) {

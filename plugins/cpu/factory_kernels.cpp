@@ -5,7 +5,6 @@
 #include <complex>
 #include <cstring>
 #include <type_traits>
-#include <utility>
 
 #include "common/factory_shape.h"
 #include "common/half.h"
@@ -86,19 +85,30 @@ Scalar to_scalar(T value) {
   }
 }
 
+// A new tensor of uninitialised memory, pinned when pin_memory is true: pinned memory comes from
+// a device plugin through _opd_empty_pinned (Note [Pinned memory]), which says why when none
+// answers.
+Tensor new_strided(IntArrayRef size, IntArrayRef stride, ScalarType dtype,
+                   std::optional<bool> pin_memory) {
+  if (pin_memory.value_or(false)) {
+    return opd::_opd_empty_pinned(size, stride, dtype, Device(DeviceType::CUDA));
+  }
+  return cpu::empty_strided_cpu(size, stride, dtype);
+}
+
+Tensor new_tensor(IntArrayRef size, ScalarType dtype, std::optional<bool> pin_memory,
+                  MemoryFormat format = MemoryFormat::Contiguous) {
+  if (!pin_memory.value_or(false)) return cpu::empty_cpu(size, dtype, format);
+  const auto strides = factory::strides_for_memory_format(size, format);
+  return new_strided(size, IntArrayRef(strides.data(), strides.size()), dtype, pin_memory);
+}
+
 Tensor random_tensor(const char* op, IntArrayRef size, std::optional<ScalarType> dtype,
-                     std::optional<Layout> layout) {
+                     std::optional<Layout> layout, std::optional<bool> pin_memory) {
   const ScalarType t = factory::factory_dtype(op, dtype, layout, std::nullopt, kBackend);
   factory::check_size_nonnegative(size);
   factory::check_random_dtype(op, t);
-  return cpu::empty_cpu(size, t);
-}
-
-// `t`, or a copy of it in pinned memory when pin_memory is true. Pinned memory comes from a
-// device plugin (Note [Pinned memory]); without one, _pin_memory says so. The copy costs one
-// pass over the new tensor, which PyTorch saves by allocating pinned memory directly.
-Tensor pinned_if(Tensor t, std::optional<bool> pin_memory) {
-  return pin_memory.value_or(false) ? opd::_pin_memory(t) : t;
+  return new_tensor(size, t, pin_memory);
 }
 
 }  // namespace
@@ -109,8 +119,7 @@ Tensor empty_memory_format(IntArrayRef size, std::optional<ScalarType> dtype,
                            std::optional<MemoryFormat> memory_format) {
   const ScalarType t = factory::factory_dtype("empty", dtype, layout, std::nullopt, kBackend);
   factory::check_size_nonnegative(size);
-  return pinned_if(cpu::empty_cpu(size, t, memory_format.value_or(MemoryFormat::Contiguous)),
-                   pin_memory);
+  return new_tensor(size, t, pin_memory, memory_format.value_or(MemoryFormat::Contiguous));
 }
 
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
@@ -119,7 +128,7 @@ Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarT
   const ScalarType t =
       factory::factory_dtype("empty_strided", dtype, layout, std::nullopt, kBackend);
   factory::check_empty_strided(size, stride);
-  return pinned_if(cpu::empty_strided_cpu(size, stride, t), pin_memory);
+  return new_strided(size, stride, t, pin_memory);
 }
 
 Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& step,
@@ -128,16 +137,16 @@ Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& s
   const ScalarType t = factory::factory_dtype(
       "arange", factory::arange_dtype(start, end, step, dtype), layout, std::nullopt, kBackend);
   const int64_t n = factory::arange_length(start, end, step, t);
-  Tensor out = cpu::empty_cpu({n}, t);
+  Tensor out = new_tensor({n}, t, pin_memory);
   OPD_DISPATCH_EVERY_TYPE(t, "arange_cpu", [&] {
     fill_arange(static_cast<scalar_t*>(out.data_ptr()), n, start, step);
   });
-  return pinned_if(std::move(out), pin_memory);
+  return out;
 }
 
 Tensor rand(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
             std::optional<Device>, std::optional<bool> pin_memory) {
-  Tensor out = random_tensor("rand", size, dtype, layout);
+  Tensor out = random_tensor("rand", size, dtype, layout, pin_memory);
   fill_random(out, "rand", [](const philox::Block& b, auto zero) -> decltype(zero) {
     using T = decltype(zero);
     // As many random bits as T's significand holds, so that no value rounds up to 1.
@@ -151,12 +160,12 @@ Tensor rand(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Lay
       return T(philox::uniform_bits<8>(b.v[0]));
     }
   });
-  return pinned_if(std::move(out), pin_memory);
+  return out;
 }
 
 Tensor randn(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
              std::optional<Device>, std::optional<bool> pin_memory) {
-  Tensor out = random_tensor("randn", size, dtype, layout);
+  Tensor out = random_tensor("randn", size, dtype, layout, pin_memory);
   fill_random(out, "randn", [](const philox::Block& b, auto zero) -> decltype(zero) {
     using T = decltype(zero);
     const double v = philox::normal_double(b);
@@ -166,7 +175,7 @@ Tensor randn(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<La
       return T(static_cast<float>(v));
     }
   });
-  return pinned_if(std::move(out), pin_memory);
+  return out;
 }
 
 Tensor& resize_(Tensor& self, IntArrayRef size, std::optional<MemoryFormat> memory_format) {

@@ -1,5 +1,5 @@
-// Pinned host memory: the allocator behind it, and the kernels of is_pinned and _pin_memory
-// for CUDA (Note [Pinned memory] in plugins/composite/pinned_composites.cpp).
+// Pinned host memory: the allocator behind it, and the kernels of is_pinned, _pin_memory and
+// _opd_empty_pinned for CUDA (Note [Pinned memory] in plugins/composite/pinned_composites.cpp).
 
 #include "cuda/pinned.h"
 
@@ -166,6 +166,14 @@ Tensor _pin_memory_cuda(const Tensor& self, std::optional<Device>) {
                               Device(DeviceType::CPU));
   pinned.copy_(self);
   return pinned;
+}
+
+// New pinned memory for the CPU factories' pin_memory=True (Note [Pinned memory]).
+Tensor _opd_empty_pinned_cuda(IntArrayRef size, IntArrayRef stride, ScalarType dtype, Device) {
+  factory::check_empty_strided(size, stride);
+  const size_t nbytes = factory::storage_nbytes(size, stride, element_size(dtype));
+  return make_tensor(cuda::allocate_pinned_storage(nbytes), size, stride, 0, dtype,
+                     Device(DeviceType::CPU));
 }
 
 }  // namespace opd::native

@@ -237,10 +237,11 @@ TEST_F(CpuPluginTest, FactoryErrorsUsePyTorchsTexts) {
               HasSubstr("\"rand\" not implemented for 'Long'"));
   EXPECT_THAT(error_of<TypeError>([] { opd::randn({2}, kInt); }),
               HasSubstr("\"randn\" not implemented for 'Int'"));
-  // Pinned memory comes from a device plugin, through _pin_memory, whose routing lives in the
-  // composite plugin (Note [Pinned memory]); only cpu is loaded here.
+  // Pinned memory comes from a device plugin through _opd_empty_pinned (Note [Pinned memory]);
+  // only cpu is loaded here.
   EXPECT_THAT(error_of([] { opd::empty({2}, TensorOptions().pinned_memory(true)); }),
-              HasSubstr("Could not run 'aten::_pin_memory' with arguments from the 'CPU' backend"));
+              HasSubstr("Could not run 'aten::_opd_empty_pinned' with arguments from the 'CUDA' "
+                        "backend"));
   EXPECT_THAT(error_of([] { opd::empty({2}, TensorOptions().layout(Layout::Sparse)); }),
               HasSubstr("only the Strided layout is supported"));
   EXPECT_THAT(error_of([] {
