@@ -21,17 +21,10 @@
 namespace opd::native {
 
 namespace {
+
 // Where pinned memory comes from when the caller names no device.
 constexpr Device kDefaultPinDevice{DeviceType::CUDA};
-}  // namespace
 
-bool is_pinned_default(const Tensor& self, std::optional<Device> device) {
-  if (!self.is_cpu()) return false;
-  if (!device) return self.is_pinned(kDefaultPinDevice);
-  return false;  // no plugin of device->type answered: nothing it pinned can exist
-}
-
-namespace {
 [[noreturn]] void throw_no_pinned_memory(Device device) {
   detail::throw_check<Error>(
       __FILE__, __LINE__,
@@ -39,7 +32,14 @@ namespace {
                   "device type (is its plugin loaded and available? see `opd plugins`)",
                   device_type_name(device.type)));
 }
+
 }  // namespace
+
+bool is_pinned_default(const Tensor& self, std::optional<Device> device) {
+  if (!self.is_cpu()) return false;
+  if (!device) return self.is_pinned(kDefaultPinDevice);
+  return false;  // no plugin of device->type answered: nothing it pinned can exist
+}
 
 Tensor _pin_memory_default(const Tensor& self, std::optional<Device> device) {
   OPD_CHECK(self.is_cpu(), "cannot pin '{}' only dense CPU tensors can be pinned",
