@@ -123,8 +123,8 @@ void gemm_16bit(cublasHandle_t h, cudaDataType_t type, const Gemm& g, int count,
 }
 
 // cuBLAS's functions for std::complex<float> and <double>, whose arrays are laid out as cuComplex
-// and cuDoubleComplex. Single values are converted (make): cuComplex is aligned to its full
-// size, std::complex only to its parts'.
+// and cuDoubleComplex. A single value (alpha, beta) is converted by make() rather than cast:
+// cuComplex is aligned to its whole size, std::complex only to that of one part.
 template <class T>
 struct ComplexBlas;
 template <>
