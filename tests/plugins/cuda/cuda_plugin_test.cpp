@@ -271,6 +271,12 @@ TEST_F(CudaPlugin, PinMemoryCopiesIntoPinnedMemoryKeepingDenseStrides) {
   Tensor z = zeros({3}, TensorOptions().pinned_memory(true));
   EXPECT_TRUE(z.is_pinned());
   EXPECT_EQ(values(z), (std::vector<double>{0, 0, 0}));
+  // Gradients flow through pinning (_pin_memory's derivative is the identity).
+  Tensor leaf = tensor({1, 2, 3}, kDouble).requires_grad_(true);
+  Tensor pinned_leaf = leaf.pin_memory();
+  EXPECT_TRUE(pinned_leaf.is_pinned());
+  pinned_leaf.sum().backward();
+  EXPECT_EQ(values(leaf.grad()), (std::vector<double>{1, 1, 1}));
   // Device memory is not pinned host memory.
   Tensor g = ones({2}, TensorOptions().device(gpu()));
   EXPECT_FALSE(g.is_pinned());
