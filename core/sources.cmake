@@ -52,5 +52,6 @@ set(OPD_PLUGIN_SOURCES
 set(OPD_API_SOURCES
   src/tensor_options.cpp
   src/tensor_autograd.cpp
+  src/autograd_thread_state.cpp
   src/plugin_object.cpp
 )

@@ -3,32 +3,38 @@
 #include <memory>
 #include <vector>
 
+#include "opd/autograd_thread_state.h"
+
 namespace opd::autograd {
 namespace {
-// Per thread, as PyTorch's at::sequence_number: the engine only orders the nodes of one graph,
+// This thread's state lives in the core (Note [Thread state of plugins]). Sequence numbers are
+// per thread, as PyTorch's at::sequence_number: the engine only orders the nodes of one graph,
 // which one thread records, and a shared counter would cost every node an atomic increment.
-thread_local uint64_t next_sequence_nr = 0;
+using detail::tls_autograd_state;
 
 // The node run_node is running on this thread (innermost), for Node::shared().
-thread_local const std::shared_ptr<Node>* running_node = nullptr;
+const std::shared_ptr<Node>* running_node() {
+  return static_cast<const std::shared_ptr<Node>*>(tls_autograd_state.running_node);
+}
 }  // namespace
 
-Node::Node() : sequence_nr_(next_sequence_nr++) {}
+Node::Node() : sequence_nr_(tls_autograd_state.next_sequence_nr++) {}
 
 Node::~Node() = default;
 
 const std::shared_ptr<Node>& Node::shared() const {
-  OPD_INTERNAL_ASSERT(running_node != nullptr && running_node->get() == this,
+  const std::shared_ptr<Node>* running = running_node();
+  OPD_INTERNAL_ASSERT(running != nullptr && running->get() == this,
                       "{}: shared() called outside its own run_node", name());
-  return *running_node;
+  return *running;
 }
 
 variable_list run_node(const std::shared_ptr<Node>& node, variable_list&& grads) {
   struct Restore {
-    const std::shared_ptr<Node>* outer;
-    ~Restore() { running_node = outer; }
-  } restore{running_node};
-  running_node = &node;
+    const void* outer;
+    ~Restore() { tls_autograd_state.running_node = outer; }
+  } restore{tls_autograd_state.running_node};
+  tls_autograd_state.running_node = &node;
   return node->apply(std::move(grads));
 }
 
@@ -39,14 +45,15 @@ variable_list run_node(const std::shared_ptr<Node>& node, variable_list&& grads)
 // outermost deletion on a thread collects the nodes a node releases into a list, after freeing
 // its saved variables, and frees them one by one; deletions they cause add to the same list.
 void destroy_node(Node* node) noexcept {
-  thread_local boost::container::small_vector_base<std::shared_ptr<Node>>* pending = nullptr;
+  using List = boost::container::small_vector_base<std::shared_ptr<Node>>;
   // Room for a short chain, so that freeing an ordinary graph does not allocate.
   boost::container::small_vector<std::shared_ptr<Node>, 8> local;
-  const bool outermost = pending == nullptr;
-  if (outermost) pending = &local;
+  const bool outermost = tls_autograd_state.pending_deletions == nullptr;
+  if (outermost) tls_autograd_state.pending_deletions = static_cast<List*>(&local);
+  List& pending = *static_cast<List*>(tls_autograd_state.pending_deletions);
   node->release_variables();
   for (Edge& e : node->mutable_next_edges()) {
-    if (e.function) pending->push_back(std::move(e.function));
+    if (e.function) pending.push_back(std::move(e.function));
   }
   node->~Node();
   if (outermost) {
@@ -55,7 +62,7 @@ void destroy_node(Node* node) noexcept {
       local.pop_back();
       next.reset();  // may run destroy_node, which appends to `local`
     }
-    pending = nullptr;
+    tls_autograd_state.pending_deletions = nullptr;
   }
 }
 
