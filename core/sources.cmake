@@ -45,6 +45,7 @@ set(OPD_PLUGIN_SOURCES
   src/registration_context.cpp
   src/plugin_manifest.cpp
   src/plugin_library.cpp
+  src/plugin_search.cpp
   src/plugin_manager.cpp
 )
 

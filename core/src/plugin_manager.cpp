@@ -18,6 +18,7 @@
 #include "opd/error.h"
 #include "plugin_library.h"
 #include "plugin_manifest.h"
+#include "plugin_search.h"
 #include "registration_context.h"
 
 namespace fs = std::filesystem;
@@ -70,84 +71,16 @@ void set_state(Record& r, PluginState s, std::string reason = {}) {
   r.reason = std::move(reason);
 }
 
-// Refuses files and folders that someone else could write: loading runs their code.
-void check_permissions(const fs::path& p) {
-  const char* allow = std::getenv("OPD_ALLOW_INSECURE_PLUGINS");
-  if (allow && std::string(allow) == "1") return;
-  for (const fs::path& f : {p, p.parent_path()}) {
-    struct stat st {};
-    if (::stat(f.c_str(), &st) != 0) continue;
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-      throw PluginError(fmt::format(
-          "{}: refusing to load: {} '{}' is writable by {} (mode {:o}), so anyone who can write "
-          "it could run code in this process; remove the write permission (chmod go-w) or set "
-          "OPD_ALLOW_INSECURE_PLUGINS=1",
-          p.string(), f == p ? "the file" : "its folder", f.string(),
-          (st.st_mode & S_IWOTH) ? "others" : "its group", st.st_mode & 07777));
-    }
-  }
-}
-
-// The folder holding libopd_core.so: plugins are found relative to it, so that both the build
-// tree and an install prefix work wherever they are moved.
-fs::path core_library_dir() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&plugins), &info) == 0 || !info.dli_fname) return {};
-  return fs::weakly_canonical(fs::path(info.dli_fname)).parent_path();
-}
-
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
-}
-
 }  // namespace
 
 struct PluginManager::Impl {
   std::recursive_mutex mutex;  // loads may load what they require
   std::map<std::string, std::shared_ptr<Record>> records;
 
-  std::vector<fs::path> dirs() {
-    std::vector<fs::path> out;
-    if (fs::path lib = core_library_dir(); !lib.empty()) {
-      out.push_back(lib.parent_path() / "plugins");   // build tree: build/{lib,plugins}
-      out.push_back(lib / "opdispatch" / "plugins");  // install: <prefix>/lib/opdispatch/plugins
-    }
-    if (const char* env = std::getenv("OPD_PLUGIN_PATH")) {
-      std::string s = env;
-      for (size_t start = 0; start <= s.size();) {
-        size_t end = s.find(':', start);
-        if (end == std::string::npos) end = s.size();
-        if (end > start) out.emplace_back(s.substr(start, end - start));
-        start = end + 1;
-      }
-    }
-    return out;
-  }
+  std::vector<fs::path> dirs() { return plugin_search_dirs(); }
 
-  // Every manifest in the search path; the first of a name wins. Broken manifests are logged
-  // and skipped (one bad file must not hide the others), unless `want` names that file.
   std::vector<PluginManifest> scan(const std::string& want = {}) {
-    std::vector<PluginManifest> out;
-    std::set<std::string> seen;
-    for (const fs::path& dir : dirs()) {
-      std::error_code ec;
-      if (!fs::is_directory(dir, ec)) continue;
-      std::vector<fs::path> files;
-      for (const auto& e : fs::directory_iterator(dir, ec)) {
-        if (e.path().extension() == ".yaml") files.push_back(e.path());
-      }
-      std::sort(files.begin(), files.end());
-      for (const fs::path& f : files) {
-        try {
-          PluginManifest m = read_manifest(f);
-          if (seen.insert(m.plugin).second) out.push_back(std::move(m));
-        } catch (const PluginError& e) {
-          if (!want.empty() && f.stem() == want) throw;
-          logger()->warn("skipping manifest: {}", e.msg());
-        }
-      }
-    }
-    return out;
+    return scan_manifests(dirs(), want);
   }
 
   Record& record_for(const PluginManifest& m) {
@@ -159,14 +92,7 @@ struct PluginManager::Impl {
   }
 
   PluginManifest find(const std::string& name_or_manifest) {
-    if (looks_like_path(name_or_manifest)) return read_manifest(name_or_manifest);
-    for (auto& m : scan(name_or_manifest)) {
-      if (m.plugin == name_or_manifest) return m;
-    }
-    std::string where;
-    for (const auto& d : dirs()) where += (where.empty() ? "" : ", ") + d.string();
-    throw PluginError(fmt::format("plugin '{}' was not found in the search path ({})",
-                                  name_or_manifest, where.empty() ? "empty" : where));
+    return find_manifest(name_or_manifest);
   }
 
   PluginStatus status_of(Record& r) {
@@ -201,18 +127,7 @@ struct PluginManager::Impl {
           fmt::format("{}: the manifest says plugin ABI {}, but this opdispatch supports ABI {}",
                       m.where("abi"), m.abi, OPD_PLUGIN_ABI_MAJOR));
     }
-    check_permissions(m.path);
-    check_permissions(m.library);
-    if (m.sha256) {
-      std::string actual = sha256_of_file_cached(m.library);
-      if (actual != *m.sha256) {
-        throw PluginError(fmt::format(
-            "{}: sha256 mismatch for {}: the manifest expects {} but the file has {}; refusing to "
-            "load a library that is not the one the manifest describes",
-            m.where("sha256"), m.library.string(), *m.sha256, actual));
-      }
-    }
-    auto lib = std::make_shared<PluginLibrary>(m.library, private_copy);
+    auto lib = open_checked_library(m, private_copy);
     const opd_plugin_info& info = lib->entry();
     if (m.plugin != info.name) {
       throw PluginError(fmt::format("{}: the manifest names plugin '{}' but the library is '{}'",
