@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,16 @@ OPD_LIBRARY_IMPL(test_eval, CPU, m) {
 
 OPD_LIBRARY_IMPL(test_eval, Meta, m) { m.impl("ones", &ones_kernel); }
 
+// A kernel that throws 42 (not a std::exception) for what == 42 and std::out_of_range otherwise.
+OPD_LIBRARY_FRAGMENT(test_eval, m) { m.def("throws(Tensor self, int what) -> Tensor"); }
+
+OPD_LIBRARY_IMPL(test_eval, CPU, m) {
+  m.impl("throws", [](const Tensor&, int64_t what) -> Tensor {
+    if (what == 42) throw 42;
+    throw std::out_of_range("test_eval::throws: out of range");
+  });
+}
+
 // What the meta plugin provides: tensor(..., device='meta') is made by aten::empty.
 OPD_LIBRARY_IMPL(aten, Meta, m) {
   m.impl("empty.memory_format",
@@ -199,6 +210,61 @@ TEST(EvalParser, SyntaxErrorsNameTheColumnWithACaret) {
               StartsWith("opd eval: keyword argument repeated: x"));
   EXPECT_THAT(error_text<ValueError>([] { parse_program("a $ b"); }),
               StartsWith("opd eval: unexpected character '$' at column 3"));
+}
+
+// `n` lists or calls around 1: "[[1]]", "f(f(1))".
+std::string nested(int n, std::string_view open, std::string_view close) {
+  std::string text;
+  for (int i = 0; i < n; ++i) text += open;
+  text += "1";
+  for (int i = 0; i < n; ++i) text += close;
+  return text;
+}
+
+const std::string kTooDeep =
+    "opd eval: too deeply nested (more than 200 levels of lists and calls) at column ";
+
+// Defect 11 of issue 13: ~20,000 nested '[' or ~15,000 nested calls overflowed the stack.
+TEST(EvalParser, NestingUpToTheLimitParses) {
+  ASSERT_EQ(kMaxNesting, 200);
+  Program lists = parse_program(nested(kMaxNesting, "[", "]"));
+  int depth = 0;
+  for (const Expr* e = &lists.statements[0].expr; e->kind == Expr::Kind::List; e = &e->items[0]) {
+    ++depth;
+  }
+  EXPECT_EQ(depth, kMaxNesting);
+  Program calls = parse_program(nested(kMaxNesting, "f(", ")"));
+  EXPECT_EQ(calls.statements[0].expr.name, "f");
+  EXPECT_NO_THROW(parse_program(nested(kMaxNesting / 2, "f([", "])")));
+  // The limit is on depth, not on how many lists there are.
+  std::string wide = "[";
+  for (int i = 0; i < 1000; ++i) wide += nested(kMaxNesting - 1, "[", "]") + ",";
+  EXPECT_EQ(parse_program(wide + "]").statements[0].expr.items.size(), 1000u);
+}
+
+TEST(EvalParser, NestingPastTheLimitNamesTheColumnOfTheFirstBracketPastIt) {
+  std::string lists = nested(kMaxNesting + 1, "[", "]");
+  EXPECT_EQ(error_text<ValueError>([&] { parse_program(lists); }),
+            kTooDeep + "201\n  " + lists + "\n  " + std::string(200, ' ') + "^");
+  EXPECT_THAT(error_text<ValueError>([] { parse_program(nested(kMaxNesting + 1, "f(", ")")); }),
+              StartsWith(kTooDeep + "402\n"));
+  // f([f([...: the 201st level is the '(' of the 101st "f([", at column 3 * 101 - 1.
+  EXPECT_THAT(error_text<ValueError>([] { parse_program(nested(101, "f([", "])")); }),
+              StartsWith(kTooDeep + "302\n"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("x = 1; y = " + nested(201, "[", "]")); }),
+              StartsWith(kTooDeep + "212\n"));
+}
+
+TEST(EvalParser, TwentyThousandNestedListsOrCallsAreRefusedWithoutCrashing) {
+  EXPECT_THAT(error_text<ValueError>([] { parse_program(nested(20000, "[", "]")); }),
+              StartsWith(kTooDeep + "201\n"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program(nested(20000, "[", "")); }),
+              StartsWith(kTooDeep + "201\n"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program(nested(15000, "neg(", ")")); }),
+              StartsWith(kTooDeep + "804\n"));
+  Evaluator e;
+  EXPECT_THAT(error_text<ValueError>([&] { e.run(nested(20000, "[", "]")); }),
+              StartsWith(kTooDeep + "201\n"));
 }
 
 // ---- Overload resolution on the aten schemas (no kernels needed to bind) ----------------------
@@ -426,6 +492,35 @@ TEST(EvalProgram, CallsBindAndDispatch) {
             "tensor([1., 1.], dtype=torch.float64)");
   EXPECT_EQ(run("test_eval::ones([2], dtype=float32)", {std::nullopt, kDouble}),
             "tensor([1., 1.])");
+}
+
+TEST(EvalProgram, ListsNestedToTheLimitEvaluateAndPrint) {
+  std::string deepest = nested(kMaxNesting, "[", "]");
+  EXPECT_EQ(run(deepest), deepest);
+  EXPECT_EQ(json(deepest), deepest);
+}
+
+TEST(EvalProgram, ListsNestedThroughVariablesStopAtTheLimitToo) {
+  Evaluator e;
+  std::string chain = "x = 1";
+  for (int i = 0; i < kMaxNesting; ++i) chain += "; x = [x]";
+  EXPECT_EQ(repr(e.run(chain)), nested(kMaxNesting, "[", "]"));
+  EXPECT_EQ(error_text<ValueError>([&] { e.run("y = 0; y = [1, [x]]"); }),
+            "opd eval: too deeply nested (more than 200 levels of lists) at column 16");
+  EXPECT_EQ(repr(e.run("x")), nested(kMaxNesting, "[", "]"));
+}
+
+// Defect 12 of issue 13: `throw 42` in a kernel terminated opd eval.
+TEST(EvalProgram, AKernelThrowingSomethingOtherThanAStdExceptionNamesTheOperator) {
+  EXPECT_EQ(error_text<Error>([] { run("test_eval::throws(test_eval::ones([1]), 42)"); }),
+            "test_eval::throws: a kernel threw an exception that is not a std::exception");
+  // Standard exceptions pass through as they are.
+  try {
+    run("test_eval::throws(test_eval::ones([1]), 0)");
+    ADD_FAILURE() << "expected std::out_of_range";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "test_eval::throws: out of range");
+  }
 }
 
 TEST(EvalProgram, ValuesOtherThanTensors) {

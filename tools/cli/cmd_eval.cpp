@@ -58,6 +58,10 @@ void add_eval(CLI::App& app, int& exit_code) {
       std::cout << std::flush;
       std::cerr << e.what() << "\n";
       exit_code = 1;
+    } catch (...) {  // the evaluator names the operator of a kernel's; this is the backstop
+      std::cout << std::flush;
+      std::cerr << "opd eval: an exception that is not a std::exception was thrown\n";
+      exit_code = 1;
     }
   });
 }

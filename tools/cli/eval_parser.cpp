@@ -47,6 +47,15 @@ class Parser {
     }
     next();
   }
+  // Entering a list or a call's arguments at the bracket `at`. See kMaxNesting.
+  void enter(const Token& at) {
+    if (++depth_ > kMaxNesting) {
+      fail(at, fmt::format("opd eval: too deeply nested (more than {} levels of lists and calls)",
+                           kMaxNesting));
+    }
+  }
+  void leave() { --depth_; }
+
   static std::string describe(const Token& t) {
     return t.kind == TokenKind::End ? std::string("the end of the program")
                                     : fmt::format("'{}'", t.text);
@@ -116,6 +125,7 @@ class Parser {
   }
 
   Expr list() {
+    enter(peek());
     size_t column = next().column;  // '['
     Expr e{Expr::Kind::List, column, {}, {}, {}, {}, {}};
     while (!peek().is(']')) {
@@ -124,6 +134,7 @@ class Parser {
       expect(',', "',' or ']'");
     }
     next();
+    leave();
     return e;
   }
 
@@ -134,6 +145,7 @@ class Parser {
       if (t.text == "None") return literal(IValue(), t.column);
       return Expr{Expr::Kind::Name, t.column, {}, t.text, {}, {}, {}};
     }
+    enter(peek());
     next();  // '('
     Expr call{Expr::Kind::Call, t.column, {}, t.text, {}, {}, {}};
     while (!peek().is(')')) {
@@ -155,12 +167,14 @@ class Parser {
       expect(',', "',' or ')'");
     }
     next();
+    leave();
     return call;
   }
 
   std::string_view text_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;  // lists and calls open at pos_
 };
 
 }  // namespace

@@ -38,8 +38,15 @@ struct Program {
   std::vector<Statement> statements;  // never empty
 };
 
-// Throws opd::ValueError with the column and a caret on a syntax error, and for a program
-// without any statement.
+// How deeply lists and calls may nest: `[[1]]` and `f(g(1))` are two levels, `f([1])` two.
+// Python's parser stops at 200 nested brackets too. Everything that walks an Expr (the
+// evaluator, tensor literals, the printers, ~Expr) recurses over it, so this limit is what
+// keeps a hostile program from overflowing the stack.
+inline constexpr int kMaxNesting = 200;
+
+// Throws opd::ValueError with the column and a caret on a syntax error, for a program
+// without any statement, and for lists and calls nested more than kMaxNesting deep ("opd eval:
+// too deeply nested (...) at column N", the column of the first bracket past the limit).
 Program parse_program(std::string_view text);
 
 }  // namespace opd::cli::eval

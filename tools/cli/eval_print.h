@@ -18,6 +18,9 @@ struct Value {
   IValue value;
   std::string struct_name;
   std::vector<std::string> field_names;
+  // How many lists and tuples nest in `value` ([[1]]: 2), as the evaluator counts them to keep
+  // values built through variables (x = [x]; x = [x]; ...) within kMaxNesting too.
+  int nesting = 0;
 };
 
 // repr(tensor): "tensor([[2., 3., 4.],\n        [2., 3., 4.]])", "tensor([1, 2])",

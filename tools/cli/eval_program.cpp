@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "eval_tensor.h"
@@ -28,6 +29,22 @@ std::optional<IValue> constant_named(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Lists and tuples nesting in `v`, counted up to one past `limit`.
+int nesting_of(const IValue& v, int limit) {
+  if (!v.is_generic_list() && !v.is_tuple()) return 0;
+  if (limit < 0) return 1;
+  int inner = 0;
+  for (const IValue& x : v.is_tuple() ? v.to_tuple() : v.to_generic_list()) {
+    inner = std::max(inner, nesting_of(x, limit - 1));
+    if (inner > limit - 1) break;
+  }
+  return 1 + inner;
+}
+
+}  // namespace
+
 Value Evaluator::run(std::string_view text) {
   Program program = parse_program(text);
   Value last;
@@ -49,8 +66,22 @@ Value Evaluator::evaluate(const Expr& e) {
     }
     case Expr::Kind::List: {
       std::vector<IValue> items;
-      for (const Expr& x : e.items) items.push_back(evaluate(x).value);
-      return {IValue::make_generic_list(std::move(items)), {}, {}};
+      int inner = 0;
+      for (const Expr& x : e.items) {
+        Value item = evaluate(x);
+        inner = std::max(inner, item.nesting);
+        items.push_back(std::move(item.value));
+      }
+      // The parser bounds the nesting of the tree; a variable can still hold a list nested
+      // to the limit, and printing and freeing a value recurse over it as well.
+      if (inner + 1 > kMaxNesting) {
+        throw ValueError(
+            fmt::format("opd eval: too deeply nested (more than {} levels of lists) at column {}",
+                        kMaxNesting, e.column));
+      }
+      Value out{IValue::make_generic_list(std::move(items)), {}, {}};
+      out.nesting = inner + 1;
+      return out;
     }
     case Expr::Kind::Call:
       return call(e);
@@ -69,7 +100,16 @@ Value Evaluator::call(const Expr& e) {
     return tensor_literal(e, std::move(positional), std::move(keywords));
   }
   BoundCall bound = bind_call(e.name, {std::move(positional), std::move(keywords)}, defaults_);
-  bound.op.call_boxed(&bound.stack);
+  try {
+    bound.op.call_boxed(&bound.stack);
+  } catch (const std::exception&) {
+    throw;
+  } catch (...) {
+    // A kernel may throw anything (`throw 42`); name the operator rather than let it terminate
+    // the program or reach the caller as something it cannot print.
+    throw Error(fmt::format("{}: a kernel threw an exception that is not a std::exception",
+                            bound.op.operator_name().to_string()));
+  }
   Value out;
   if (bound.stack.size() == 1) {
     out.value = std::move(bound.stack[0]);
@@ -85,6 +125,7 @@ Value Evaluator::call(const Expr& e) {
       for (const Argument& r : s.returns()) out.field_names.push_back(r.name());
     }
   }
+  out.nesting = nesting_of(out.value, kMaxNesting);
   return out;
 }
 

@@ -24,8 +24,12 @@ class Evaluator {
   // Runs every statement; returns the value of the last one (for an assignment, the value
   // assigned). Variables persist across calls. Throws opd::Error (and its subclasses) for
   // syntax errors, unknown names and operators, arguments no overload accepts, and whatever
-  // the operators throw; the message says which.
+  // the operators throw; the message says which. A kernel that throws something that is not a
+  // std::exception becomes opd::Error "<operator>: a kernel threw an exception that is not a
+  // std::exception".
   Value run(std::string_view program);
+  // REQUIRES: `e` nests lists and calls at most kMaxNesting deep, as parse_program ensures
+  // (this recurses over the tree).
   Value evaluate(const Expr& e);
 
  private:
