@@ -637,6 +637,28 @@ TEST(ParseSchema, ReadsAliasSetsWriteFlagAndAfterSets) {
   EXPECT_EQ(arg("Tensor x").alias_info(), nullptr);
 }
 
+TEST(ParseSchema, AliasSetsDropRepeatsAndNamesAfterAWildcard) {
+  EXPECT_THAT(arg("Tensor(b|a|b|*|c|a) x").alias_info()->before_set, ElementsAre("b", "a", "*"));
+  EXPECT_THAT(arg("Tensor(a -> *|b|a) x").alias_info()->after_set, ElementsAre("*"));
+}
+
+// Defect 15 of issue 13: the duplicate checks were quadratic (200k arguments took over 25 s,
+// 200k alias set names over a minute). No timing is asserted; these would time the test out.
+TEST(ParseSchema, ReadsTwoHundredThousandArgumentsAndAliasSetNames) {
+  constexpr int kCount = 200000;
+  std::string args, sets;
+  for (int i = 0; i < kCount; ++i) {
+    args += (i ? ", Tensor a" : "Tensor a") + std::to_string(i);
+    sets += (i ? "|a" : "a") + std::to_string(i);
+  }
+  FunctionSchema many = parse_schema("test::many(" + args + ") -> Tensor");
+  ASSERT_EQ(many.arguments().size(), size_t{kCount});
+  EXPECT_EQ(many.arguments().back().name(), "a199999");
+  const AliasInfo* alias = arg("Tensor(" + sets + ") x").alias_info();
+  ASSERT_EQ(alias->before_set.size(), size_t{kCount});
+  EXPECT_EQ(alias->before_set.back(), "a199999");
+}
+
 TEST(ParseSchema, PutsElementAliasInsideTheListAnnotation) {
   const Argument& elements = arg("Tensor(a!)[] self");
   ASSERT_NE(elements.alias_info(), nullptr);
@@ -905,6 +927,14 @@ TEST(SchemaParseErrors, MissingArgumentName) {
 TEST(SchemaParseErrors, DuplicateArgumentNames) {
   EXPECT_EQ(problem(schema_error("aten::foo(Tensor x, Tensor x) -> Tensor")),
             "Expected a name not used by another argument but found 'x' at column 28");
+  EXPECT_EQ(problem(schema_error("aten::foo(Tensor x, *, int y, int x=1) -> Tensor")),
+            "Expected a name not used by another argument but found 'x' at column 35");
+  std::string args = "Tensor a0";
+  for (int i = 1; i < 100000; ++i) args += ", Tensor a" + std::to_string(i);
+  SchemaParseError late = schema_error("aten::foo(" + args + ", Tensor a0) -> Tensor");
+  EXPECT_THAT(problem(late), StartsWith("Expected a name not used by another argument but found "
+                                        "'a0' at column "));
+  EXPECT_EQ(late.column(), static_cast<int>(std::string("aten::foo(").size() + args.size() + 10));
 }
 
 TEST(SchemaParseErrors, VarargsNotLast) {
