@@ -57,5 +57,26 @@ check "demo trains the MLP to at least 95%" 0 "final training accuracy: 99.9" --
 check "demo takes the training options" 0 "device cpu, hidden 16, 20 steps, seed 3" -- \
   "$opd" demo --steps 20 --hidden 16 --seed 3
 
+# `opd bench -- ARGS` as the README documents it, and options given before "--" (issue 13 §4:
+# the documented form failed with "The following arguments were not expected").
+if [ -x "$(dirname "$opd")/opd_bench" ]; then
+  check "bench passes the arguments after -- on" 0 "BM_DispatchUnboxed" -- \
+    "$opd" bench -- --benchmark_list_tests
+  check "bench passes options before -- on" 0 "BM_DispatchBoxed" -- \
+    "$opd" bench --benchmark_list_tests
+  out="$("$opd" bench --benchmark_list_tests -- '--benchmark_filter=^BM_DispatchBoxed$' 2>&1)"
+  rc=$?
+  if [ "$rc" -ne 0 ] || ! grep -qx "BM_DispatchBoxed" <<<"$out" || grep -q "BM_DirectCall" <<<"$out"; then
+    echo "FAIL: bench passes options both before and after -- on (exit $rc)"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+else
+  check "bench -- ARGS parses, then reports the missing suite" 1 \
+    "was not built (configure with OPD_BUILD_BENCHMARKS=ON)" -- "$opd" bench -- --benchmark_list_tests
+fi
+
 echo "opd_cli_test: $passed passed, $failures failed"
 [ "$failures" -eq 0 ]

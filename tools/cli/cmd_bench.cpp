@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -36,6 +37,11 @@ int run(const std::filesystem::path& program, const std::vector<std::string>& ar
 void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
   auto* cmd =
       app.add_subcommand("bench", "Run the benchmarks (arguments after -- go to Google Benchmark)");
+  // `opd bench -- ARGS` (as the README shows it) and `opd bench --benchmark_filter=X` both pass
+  // their arguments on. CLI11 hands what follows "--" to positionals only, so without one the
+  // documented form failed with "The following arguments were not expected".
+  static std::vector<std::string> after_separator;
+  cmd->add_option("args", after_separator, "Arguments for Google Benchmark (after --)");
   cmd->allow_extras();
   cmd->callback([cmd, &exit_code] {
     std::filesystem::path dir = std::filesystem::canonical("/proc/self/exe").parent_path();
@@ -52,7 +58,13 @@ void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
     std::vector<std::string> args = {"--benchmark_repetitions=3",
                                      "--benchmark_enable_random_interleaving=true",
                                      "--benchmark_report_aggregates_only=true"};
-    for (const std::string& a : cmd->remaining()) args.push_back(a);
+    // The extras are the unknown options before "--", and "--" itself, which CLI11 keeps.
+    std::vector<std::string> extras = cmd->remaining();
+    if (auto it = std::find(extras.begin(), extras.end(), "--"); it != extras.end()) {
+      extras.erase(it);
+    }
+    args.insert(args.end(), extras.begin(), extras.end());
+    args.insert(args.end(), after_separator.begin(), after_separator.end());
     exit_code = run(bench, args);
     std::filesystem::path cuda = dir / "opd_bench_cuda";
     if (exit_code == 0 && std::filesystem::exists(cuda)) {
