@@ -8,7 +8,6 @@
 
 #include <array>
 #include <cstring>
-#include <fstream>
 
 #include "logging.h"
 #include "opd/error.h"
@@ -17,54 +16,67 @@ namespace opd {
 
 namespace {
 
-// An anonymous in-memory copy of `path` (memfd): a file of its own, so the loader does not hand
-// back the library already loaded from `path`, and one that needs no cleanup on disk.
-int memory_copy(const std::filesystem::path& path) {
+// An anonymous in-memory copy of the open file `from` (memfd): a file of its own, so the loader
+// does not hand back the library already loaded from `path`, and one that needs no cleanup on
+// disk.
+int memory_copy(int from, const std::filesystem::path& path) {
   std::string name = "opd-" + path.filename().string();
   int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
   if (fd < 0) {
     throw PluginError(fmt::format("{}: cannot make a private copy: memfd_create: {}", path.string(),
                                   std::strerror(errno)));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::array<char, 1 << 16> buf;
-  while (in.read(buf.data(), buf.size()) || in.gcount() > 0) {
-    const char* p = buf.data();
-    ssize_t left = in.gcount();
-    while (left > 0) {
-      ssize_t n = ::write(fd, p, static_cast<size_t>(left));
-      if (n < 0) {
-        int err = errno;
-        ::close(fd);
-        throw PluginError(fmt::format("{}: cannot make a private copy: write: {}", path.string(),
-                                      std::strerror(err)));
-      }
-      p += n;
-      left -= n;
-    }
-  }
-  if (!in.eof()) {
+  auto fail = [&](const char* what) {
+    int err = errno;
     ::close(fd);
-    throw PluginError(fmt::format("{}: cannot make a private copy: read failed", path.string()));
+    return PluginError(fmt::format("{}: cannot make a private copy: {}: {}", path.string(), what,
+                                   std::strerror(err)));
+  };
+  std::array<char, 1 << 16> buf;
+  for (off_t offset = 0;;) {
+    ssize_t got = ::pread(from, buf.data(), buf.size(), offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw fail("read");
+    if (got == 0) break;
+    offset += got;
+    const char* p = buf.data();
+    while (got > 0) {
+      ssize_t n = ::write(fd, p, static_cast<size_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw fail("write");
+      p += n;
+      got -= n;
+    }
   }
   return fd;
 }
 
 }  // namespace
 
-PluginLibrary::PluginLibrary(const std::filesystem::path& path, bool private_copy)
-    : path_(path), mapped_path_(path) {
+PluginLibrary::PluginLibrary(const std::filesystem::path& path, int fd, bool private_copy)
+    : path_(path), fd_(fd) {
   if (private_copy) {
-    copy_fd_ = memory_copy(path);
-    mapped_path_ = "/proc/self/fd/" + std::to_string(copy_fd_);
+    try {
+      fd_ = memory_copy(fd, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
   }
+  mapped_path_ = "/proc/self/fd/" + std::to_string(fd_);
   try {
     lib_.load(mapped_path_.string(),
               boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
     const char* err = dlerror();
     std::string why = err ? err : e.what();
-    if (copy_fd_ >= 0) ::close(copy_fd_);
+    // The loader's text names the descriptor; the user knows the file.
+    const std::string mapped = mapped_path_.string();
+    for (size_t at = 0; (at = why.find(mapped, at)) != std::string::npos;
+         at += path.string().size())
+      why.replace(at, mapped.size(), path.string());
+    ::close(fd_);
     throw PluginError(
         fmt::format("{}: cannot be loaded as a shared object: {}", path.string(), why));
   }
@@ -137,7 +149,7 @@ PluginLibrary::~PluginLibrary() {
         "still mapped after dlclose: the library or one it loaded is marked NODELETE (for "
         "example through STB_GNU_UNIQUE symbols; build plugins with -fno-gnu-unique)";
   }
-  if (copy_fd_ >= 0) ::close(copy_fd_);
+  if (!resident) ::close(fd_);
   if (on_closed_) {
     try {
       on_closed_(resident, reason);

@@ -58,9 +58,10 @@ class OPD_API PluginManager {
   PluginStatus reload(const std::string& name);
   // Throws PluginError when no plugin of that name is known.
   PluginStatus status(const std::string& name);
-  // The folders searched for manifests, in order: the build tree's plugins/ (next to lib/),
-  // the install prefix's lib/opdispatch/plugins/ (both found from libopd_core.so's location),
-  // then OPD_PLUGIN_PATH (colon-separated).
+  // The folders searched for manifests, in order: the build tree's plugins/ (next to lib/; only
+  // when libopd_core.so is in a build tree, whose CMakeCache.txt is next to lib/, never for an
+  // install prefix), the install prefix's lib/opdispatch/plugins/ (both found from
+  // libopd_core.so's location), then OPD_PLUGIN_PATH (colon-separated).
   std::vector<std::string> search_path();
 
   struct Impl;
