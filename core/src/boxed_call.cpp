@@ -1,4 +1,4 @@
-// Boxed calls through the dispatcher and the typed-handle signature check.
+// Boxed calls through the dispatcher.
 
 #include <fmt/format.h>
 
@@ -121,7 +121,8 @@ DispatchKeySet stack_key_set(const OperatorHandle& op, const Stack& stack) {
       }
     } else if (v.is_device()) {
       ks = ks | detail::key_set_of(v.to_device());
-    } else if (v.is_none() && op.has_schema() && is_device_argument(op.schema(), i - (stack.size() - n))) {
+    } else if (v.is_none() && op.has_schema() &&
+               is_device_argument(op.schema(), i - (stack.size() - n))) {
       ks = ks | detail::key_set_of(std::optional<Device>());
     }
   }
@@ -156,23 +157,6 @@ void OperatorHandle::redispatch_boxed(DispatchKeySet keys, Stack* stack) const {
   if (detail::dispatch_observed()) [[unlikely]]
     return call_boxed_observed(*this, ks, DispatchEntry::RedispatchBoxed, kernel, stack);
   kernel.call_boxed(*this, ks, stack);
-}
-
-void OperatorHandle::check_signature(const CppSignature& sig, const std::string& inferred) const {
-  if (auto known = entry_->cpp_signature()) {
-    OPD_CHECK(known->signature == sig,
-              "\nTried to access or call an operator with a wrong signature.\n  operator: {}\n    "
-              "{}\n  correct signature:  {}\n    {}\n  accessed/called as: {}\n",
-              has_schema() ? schema().to_string() : operator_name().to_string(), debug(),
-              known->signature.name(), *known->debug, sig.name());
-    return;
-  }
-  if (!has_schema()) return;
-  auto reason = find_schema_differences(schema(), parse_schema(inferred));
-  OPD_CHECK(!reason,
-            "\nTried to access or call an operator with a wrong signature.\n  operator: {}\n    "
-            "{}\n  accessed/called as: {} (schema {})\n  reason: {}\n",
-            schema().to_string(), debug(), sig.name(), inferred, reason.value_or(""));
 }
 
 }  // namespace opd

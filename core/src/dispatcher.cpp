@@ -24,9 +24,24 @@ namespace opd {
 // Reclamation runs by itself once enough objects are retired, and whenever reclaim() is called
 // (the plugin manager does, to unmap a plugin's library).
 
+// Note [Registration listeners]
+// Listeners run on the registering thread, under the registration mutex, at the point the
+// event happens (after a def, before a schema goes), so each sees every operator's events in
+// order and never a handle to an operator that is already gone. The mutex is re-entrant for
+// the thread that holds it (WriteLock counts its depth), so a listener may look operators up,
+// dump them or call them; what it must not do is register or deregister, which would change
+// the maps being walked: that is refused with an Error. A listener that throws on a def
+// refuses the def (undone, as if never made); one that throws on a deregistration is logged
+// and ignored, since undoing a registration cannot fail.
+
+Mutex detail::registration_mutex;
+
 namespace {
 
 constexpr size_t kReclaimThreshold = 256;
+
+// How many WriteLocks this thread holds (the registration mutex is held iff > 0).
+thread_local int tls_write_lock_depth = 0;
 
 std::string debug_or_unknown(const std::string& d) { return d.empty() ? "(unknown)" : d; }
 
@@ -84,6 +99,29 @@ std::vector<OperatorName> Dispatcher::all_op_names() {
   return names;
 }
 
+void Dispatcher::check_not_notifying(const OperatorName& name) const {
+  OPD_CHECK(!notifying_,
+            "{}: cannot register from a registration listener; listeners may look operators up "
+            "and call them, but not register or deregister (see Note [Registration listeners])",
+            name.to_string());
+}
+
+void Dispatcher::notify_deregistered(const OperatorHandle& op) {
+  notifying_ = true;
+  for (auto& l : listeners_) {
+    try {
+      l->on_operator_deregistered(op);
+    } catch (const std::exception& e) {
+      logger()->error("{}: a registration listener threw from on_operator_deregistered: {}",
+                      op.operator_name().to_string(), e.what());
+    } catch (...) {
+      logger()->error("{}: a registration listener threw from on_operator_deregistered",
+                      op.operator_name().to_string());
+    }
+  }
+  notifying_ = false;
+}
+
 OperatorEntry& Dispatcher::create(const OperatorName& name) {
   auto entry = std::make_unique<OperatorEntry>(name);
   entry->update_table(*this);  // existing backend fallbacks apply to new operators
@@ -105,6 +143,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
   if (ctx) debug += ctx->suffix;
   WriteLock lock(*this);
   OperatorName name = schema.operator_name();
+  check_not_notifying(name);
   auto existing = operators_.find(name);
   if (existing != operators_.end() && existing->second->schema_) {
     const OperatorEntry& e = *existing->second;
@@ -118,7 +157,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
           "Tried to register an operator ({}) with the same name and overload name multiple "
           "times. Each overload's schema should only be registered with a single call to def(). "
           "Duplicate registration: {}. Original registration: {}",
-          schema.to_string(), debug_or_unknown(debug), debug_or_unknown(e.schema_debug())));
+          schema.to_string(), debug_or_unknown(debug), debug_or_unknown(e.schema_debug_locked())));
     }
   }
   // Check before creating anything, so a refused def leaves no trace.
@@ -136,7 +175,34 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
   ++e.def_and_impl_count_;
   if (first) {
     OperatorHandle handle(&e);
-    for (auto& l : listeners_) l->on_operator_registered(handle);
+    notifying_ = true;
+    for (auto l = listeners_.begin(); l != listeners_.end(); ++l) {
+      std::string why;
+      try {
+        (*l)->on_operator_registered(handle);
+        continue;
+      } catch (const std::exception& ex) {
+        why = ex.what();
+      } catch (...) {
+        why = "an exception that is not a std::exception";
+      }
+      // Refused: the listeners told so far hear the deregistration, then the def is undone.
+      for (auto told = listeners_.begin(); told != l; ++told) {
+        try {
+          (*told)->on_operator_deregistered(handle);
+        } catch (...) {
+        }
+      }
+      notifying_ = false;
+      e.schema_.reset();
+      e.defs_.erase(record);
+      --e.def_and_impl_count_;
+      std::string schema_text = name.to_string();
+      cleanup(e);
+      throw Error(
+          fmt::format("{}: the def was refused by a registration listener: {}", schema_text, why));
+    }
+    notifying_ = false;
   }
 
   return RegistrationHandle([this, entry = &e, record] {
@@ -144,8 +210,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
     OperatorEntry& e = *entry;
     OPD_INTERNAL_ASSERT(!e.defs_.empty());
     if (e.defs_.size() == 1) {
-      OperatorHandle handle(&e);
-      for (auto& l : listeners_) l->on_operator_deregistered(handle);
+      notify_deregistered(OperatorHandle(&e));
       e.schema_.reset();
     }
     retire(std::move(record->owner));
@@ -174,11 +239,12 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
   opd_plugin_context* ctx = detail::current_registration_context();
   if (ctx) debug += ctx->suffix;
   WriteLock lock(*this);
+  check_not_notifying(name);
   auto existing = operators_.find(name);
   OperatorEntry* e = existing == operators_.end() ? nullptr : existing->second.get();
   // Every check runs before any change, so a refused impl leaves the state as it was.
   if (e && e->schema_ && inferred_schema) {
-    check_inferred_schema(*e->schema_, e->schema_debug(), *inferred_schema, debug);
+    check_inferred_schema(*e->schema_, e->schema_debug_locked(), *inferred_schema, debug);
   }
   if (e && cpp_signature) {
     if (auto prev = e->cpp_signature(); prev && !(prev->signature == *cpp_signature)) {
@@ -186,7 +252,7 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
           "\nMismatch in kernel C++ signatures\n  operator: {}\n    {}\n  kernel 1: {}\n    "
           "dispatch key: {}\n    {}\n  kernel 2: {}\n    dispatch key: {}\n    {}\n",
           e->schema_ ? e->schema_->to_string() : name.to_string(),
-          debug_or_unknown(e->schema_debug()), prev->signature.name(), to_string(prev->key),
+          debug_or_unknown(e->schema_debug_locked()), prev->signature.name(), to_string(prev->key),
           *prev->debug, cpp_signature->name(), to_string(k), debug));
     }
   }
@@ -202,7 +268,7 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
         "key\n  operator: {}\n    {}\n  dispatch key: {}\n  previous kernel: {}\n       new "
         "kernel: {}",
         entry.schema_ ? entry.schema_->to_string() : name.to_string(),
-        debug_or_unknown(entry.schema_debug()), to_string(k), list.front()->debug, debug);
+        debug_or_unknown(entry.schema_debug_locked()), to_string(k), list.front()->debug, debug);
   }
   auto annotated = std::make_shared<AnnotatedKernel>(
       AnnotatedKernel{ctx ? ctx->owner : nullptr, std::move(kernel), std::move(inferred_schema),
@@ -234,6 +300,7 @@ RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction
   opd_plugin_context* ctx = detail::current_registration_context();
   if (ctx) debug += ctx->suffix;
   WriteLock lock(*this);
+  check_not_notifying(OperatorName{"(backend fallback for " + display_name(key) + ")", ""});
   auto& stack = fallbacks_[static_cast<int>(key)];
   // A plugin being reloaded may register the fallbacks its previous version registered.
   bool replacing = ctx && ctx->replaces &&
@@ -266,6 +333,7 @@ RegistrationHandle Dispatcher::register_library(std::string ns, std::string debu
   if (ctx) debug += ctx->suffix;
   const void* owner = ctx ? ctx->owner.get() : nullptr;
   WriteLock lock(*this);
+  check_not_notifying(OperatorName{"(library " + ns + ")", ""});
   auto& claims = libraries_[ns];
   bool replacing = ctx && ctx->replaces &&
                    std::all_of(claims.begin(), claims.end(),
@@ -293,9 +361,17 @@ RegistrationHandle Dispatcher::register_library(std::string ns, std::string debu
 RegistrationHandle Dispatcher::add_registration_listener(
     std::unique_ptr<OpRegistrationListener> listener) {
   WriteLock lock(*this);
-  for (auto& [name, e] : operators_) {
-    if (e->def_count() > 0) listener->on_operator_registered(OperatorHandle(e.get()));
+  check_not_notifying(OperatorName{"(registration listener)", ""});
+  notifying_ = true;
+  try {
+    for (auto& [name, e] : operators_) {
+      if (!e->defs_.empty()) listener->on_operator_registered(OperatorHandle(e.get()));
+    }
+  } catch (...) {
+    notifying_ = false;
+    throw;
   }
+  notifying_ = false;
   listeners_.push_back(std::move(listener));
   auto it = std::prev(listeners_.end());
   return RegistrationHandle([this, it] {
@@ -315,7 +391,7 @@ std::vector<OperatorName> Dispatcher::find_dangling_impls() {
 
 void Dispatcher::check_invariants() {
   WriteLock lock(*this);
-  for (const auto& [name, e] : operators_) e->check_invariants();
+  for (const auto& [name, e] : operators_) e->check_invariants_locked();
 }
 
 std::vector<std::string> Dispatcher::registrations_for_dispatch_key(
@@ -369,12 +445,21 @@ size_t Dispatcher::reclaim() {
   return reclaim_locked();
 }
 
-Dispatcher::WriteLock::~WriteLock() {
+Dispatcher::WriteLock::WriteLock(Dispatcher& d) OPD_NO_THREAD_SAFETY_ANALYSIS
+    : d_(d),
+      outermost_(tls_write_lock_depth == 0) {
+  if (outermost_) detail::registration_mutex.lock();
+  ++tls_write_lock_depth;
+}
+
+Dispatcher::WriteLock::~WriteLock() OPD_NO_THREAD_SAFETY_ANALYSIS {
+  --tls_write_lock_depth;
+  if (!outermost_) return;
   // Destroyed outside the lock: a functor's destructor (or the plugin whose code it holds) may
   // register or deregister.
   std::vector<std::shared_ptr<void>> garbage = std::move(d_.garbage_);
   d_.garbage_.clear();
-  d_.mutex_.unlock();
+  detail::registration_mutex.unlock();
 }
 
 size_t Dispatcher::registrations_owned_by(const void* owner) {
@@ -393,6 +478,11 @@ size_t Dispatcher::registrations_owned_by(const void* owner) {
     for (const auto& c : claims) n += c.owner == owner;
   }
   return n;
+}
+
+void Dispatcher::release_when_quiescent(std::shared_ptr<void> object) {
+  WriteLock lock(*this);
+  retire(std::move(object));
 }
 
 size_t Dispatcher::retired_count() {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "infer_schema.h"
 #include "opd/dispatcher.h"
 #include "opd/error.h"
 
@@ -54,13 +55,30 @@ const FunctionSchema& OperatorEntry::schema() const {
   return *schema_;
 }
 
-const std::string& OperatorEntry::schema_debug() const {
+const std::string& OperatorEntry::schema_debug_locked() const {
   static const std::string kNone;
   return defs_.empty() ? kNone : defs_.front().debug;
 }
 
+std::string OperatorEntry::schema_debug() const {
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
+  return schema_debug_locked();
+}
+
+int OperatorEntry::def_count() const {
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
+  return static_cast<int>(defs_.size());
+}
+
+int OperatorEntry::def_and_impl_count() const {
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
+  return def_and_impl_count_;
+}
+
 bool OperatorEntry::has_kernel_for_dispatch_key(DispatchKey k) const {
-  return static_cast<int>(k) < kNumDispatchKeys && !kernels(k).empty();
+  if (static_cast<int>(k) >= kNumDispatchKeys) return false;
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
+  return !kernels(k).empty();
 }
 
 // Note [Kernel precedence]
@@ -110,9 +128,16 @@ OperatorEntry::Computed OperatorEntry::compute_entry(DispatchKey k, const Dispat
 }
 
 // Note [Fallthrough]
-// A fallthrough kernel is never called: update_table() drops its key from key_mask_, so the
-// dispatch key set of every call skips it and the next key serves the call. The table keeps the
-// fallthrough kernel so that dumps and invariants can see it.
+// A fallthrough kernel is normally never called: update_table() drops its key from key_mask_,
+// so the dispatch key set of every call skips it and the next key serves the call. The table
+// keeps the fallthrough kernel so that dumps and invariants can see it. A call reads the mask
+// and then the table entry without a lock, so while a fallthrough is being registered or
+// removed on a key it uses, it can pair a mask that still has the key with the new table entry
+// (the fallthrough kernel). That call is not an error: the fallthrough kernel passes it to the
+// keys below its own (kernel_function.cpp), which is what the new state does. The stores are
+// also ordered by transition (a key turning fallthrough leaves the mask before its entry
+// changes; a key turning real gets its entry before it joins the mask), so that pairing is
+// rare, and the opposite one, an old mask without the key, only ever runs the old state.
 void OperatorEntry::update_table(const Dispatcher& d) { update_entries(d, kFullKeySet, true); }
 
 void OperatorEntry::update_table_for(const Dispatcher& d, DispatchKey registered) {
@@ -125,20 +150,26 @@ void OperatorEntry::update_table_for(const Dispatcher& d, DispatchKey registered
 }
 
 void OperatorEntry::update_entries(const Dispatcher& d, DispatchKeySet keys, bool undefined) {
-  uint64_t mask = key_mask_.load(std::memory_order_relaxed);
-  auto update = [&](DispatchKey k) {
+  // See Note [Fallthrough] for the order of the stores.
+  const uint64_t old_mask = key_mask_.load(std::memory_order_relaxed);
+  uint64_t mask = old_mask;
+  std::array<const KernelFunction*, kNumRuntimeEntries> computed{};
+  auto compute = [&](DispatchKey k) OPD_REQUIRES(detail::registration_mutex) {
     int i = static_cast<int>(k);
-    const KernelFunction* kernel = compute_entry(k, d).kernel;
-    if (table_[i].load(std::memory_order_relaxed) != kernel) {
-      table_[i].store(kernel, std::memory_order_release);
-    }
+    computed[i] = compute_entry(k, d).kernel;
     if (i == 0) return;
     uint64_t bit = key_bit(k).raw();
-    mask = kernel->is_fallthrough() ? (mask & ~bit) : (mask | bit);
+    mask = computed[i]->is_fallthrough() ? (mask & ~bit) : (mask | bit);
   };
-  if (undefined) update(DispatchKey::Undefined);
-  for (DispatchKey k : keys) update(k);
-  key_mask_.store(mask, std::memory_order_release);
+  if (undefined) compute(DispatchKey::Undefined);
+  for (DispatchKey k : keys) compute(k);
+  if ((old_mask & mask) != old_mask) key_mask_.store(old_mask & mask, std::memory_order_release);
+  for (int i = 0; i < kNumRuntimeEntries; ++i) {
+    if (computed[i] && table_[i].load(std::memory_order_relaxed) != computed[i]) {
+      table_[i].store(computed[i], std::memory_order_release);
+    }
+  }
+  if (mask != (old_mask & mask)) key_mask_.store(mask, std::memory_order_release);
 }
 
 std::optional<OperatorEntry::SignatureSource> OperatorEntry::cpp_signature() const {
@@ -151,10 +182,40 @@ std::optional<OperatorEntry::SignatureSource> OperatorEntry::cpp_signature() con
   return std::nullopt;
 }
 
+void OperatorEntry::check_signature(const CppSignature& sig, const std::string& inferred) const {
+  std::string problem;
+  std::optional<FunctionSchema> schema;
+  {
+    Dispatcher::WriteLock lock(Dispatcher::singleton());
+    std::string op = schema_ ? schema_->to_string() : name_.to_string();
+    if (auto known = cpp_signature()) {
+      OPD_CHECK(known->signature == sig,
+                "\nTried to access or call an operator with a wrong signature.\n  operator: "
+                "{}\n    {}\n  correct signature:  {}\n    {}\n  accessed/called as: {}\n",
+                op, schema_debug_locked(), known->signature.name(), *known->debug, sig.name());
+      return;
+    }
+    if (!schema_) return;
+    schema = *schema_;
+    problem = schema_debug_locked();
+  }
+  // Parsing and comparing need no lock: they use copies.
+  auto reason = find_schema_differences(*schema, parse_schema(inferred));
+  OPD_CHECK(!reason,
+            "\nTried to access or call an operator with a wrong signature.\n  operator: {}\n    "
+            "{}\n  accessed/called as: {} (schema {})\n  reason: {}\n",
+            schema->to_string(), problem, sig.name(), inferred, reason.value_or(""));
+}
+
 std::string OperatorEntry::dump_state() const {
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
+  return dump_state_locked();
+}
+
+std::string OperatorEntry::dump_state_locked() const {
   std::string out = fmt::format("name: {}\n", name_.to_string());
   if (schema_) {
-    out += fmt::format("schema: {}\ndebug: {}\n", schema_->to_string(), schema_debug());
+    out += fmt::format("schema: {}\ndebug: {}\n", schema_->to_string(), schema_debug_locked());
   } else {
     out += "schema: (none)\n";
   }
@@ -173,6 +234,11 @@ std::string OperatorEntry::dump_state() const {
 }
 
 std::string OperatorEntry::dump_computed_table() const {
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
+  return dump_computed_table_locked();
+}
+
+std::string OperatorEntry::dump_computed_table_locked() const {
   const Dispatcher& d = Dispatcher::singleton();
   std::string out;
   for (int i = 0; i < kNumRuntimeEntries; ++i) {
@@ -206,11 +272,16 @@ std::string OperatorEntry::available_keys() const {
 }
 
 void OperatorEntry::check_invariants() const {
-  auto fail = [&](const std::string& what) {
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
+  check_invariants_locked();
+}
+
+void OperatorEntry::check_invariants_locked() const {
+  auto fail = [&](const std::string& what) OPD_REQUIRES(detail::registration_mutex) {
     throw Error(
         fmt::format("{}: invariant violated: {}\nCanonical state\n~~~~~~~~~~~\n{}\n\nComputed "
                     "table:\n~~~~~~~~~~~\n{}",
-                    name_.to_string(), what, dump_state(), dump_computed_table()));
+                    name_.to_string(), what, dump_state_locked(), dump_computed_table_locked()));
   };
   if (schema_ && !(schema_->operator_name() == name_)) {
     fail(fmt::format("schema name {} differs from the operator's name",
@@ -236,6 +307,8 @@ void OperatorEntry::check_invariants() const {
 }
 
 void OperatorEntry::report_missing(DispatchKeySet ks) const {
+  // The error path is cold: the lock makes the table dump consistent with the lists it reads.
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
   std::string name = name_.to_string();
   DispatchKey k = ks.highest_priority_key();
   if (k == DispatchKey::Undefined) {
@@ -244,13 +317,13 @@ void OperatorEntry::report_missing(DispatchKeySet ks) const {
         "Tensors), but no fallback function is registered for schema {}.  This usually means that "
         "this function requires a non-empty list of Tensors, or that you (the operator writer) "
         "forgot to register a fallback function.  Available functions are [{}].\n\n{}",
-        name, available_keys(), dump_computed_table()));
+        name, available_keys(), dump_computed_table_locked()));
   }
   throw NotImplementedError(fmt::format(
       "Could not run '{}' with arguments from the '{}' backend. This could be because the "
       "operator doesn't exist for this backend, or because the plugin that provides it is not "
       "loaded. '{}' is only available for these backends: [{}].\n\n{}",
-      name, display_name(k), name, available_keys(), dump_computed_table()));
+      name, display_name(k), name, available_keys(), dump_computed_table_locked()));
 }
 
 }  // namespace opd

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "opd/thread_annotations.h"
+
 namespace opd::cpu {
 namespace {
 
@@ -59,7 +61,7 @@ class Job {
       ++finished;
     }
     if (finished == 0) return;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // The exception changes hands under the lock (see wait()): this thread keeps no reference.
     if (error && !error_) error_ = std::move(error);
     error = nullptr;
@@ -74,8 +76,8 @@ class Job {
   void wait() {
     std::exception_ptr error;
     {
-      std::unique_lock lock(mutex_);
-      done_cv_.wait(lock, [&] { return done_ == num_chunks_; });
+      MutexLock lock(mutex_);
+      while (done_ != num_chunks_) done_cv_.wait(mutex_);
       error = std::move(error_);
       error_ = nullptr;
     }
@@ -87,10 +89,10 @@ class Job {
   const int64_t begin_, end_, chunk_, num_chunks_;
   std::atomic<int64_t> next_{0};
   std::atomic<bool> failed_{false};
-  std::mutex mutex_;
-  std::condition_variable done_cv_;
-  int64_t done_ = 0;          // guarded by mutex_
-  std::exception_ptr error_;  // guarded by mutex_; the first chunk failure
+  Mutex mutex_;
+  std::condition_variable_any done_cv_;
+  int64_t done_ OPD_GUARDED_BY(mutex_) = 0;
+  std::exception_ptr error_ OPD_GUARDED_BY(mutex_);  // the first chunk failure
 };
 
 // OPD_NUM_THREADS when set to a positive number, else the hardware threads; read once.
@@ -110,9 +112,9 @@ class Pool {
  public:
   // Queues `job` for up to `helpers` workers, starting the workers on first use. Returns false
   // when no worker can help (none on this machine, or the pool is shut down).
-  bool submit(const std::shared_ptr<Job>& job, int64_t helpers) {
+  bool submit(const std::shared_ptr<Job>& job, int64_t helpers) OPD_EXCLUDES(mutex_) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (!enabled_) return false;
       if (!started_) start_locked();
       if (workers_.empty()) return false;
@@ -123,10 +125,10 @@ class Pool {
     return true;
   }
 
-  void shutdown() {
+  void shutdown() OPD_EXCLUDES(mutex_) {
     std::vector<std::thread> workers;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       enabled_ = false;
       started_ = false;
       ++generation_;
@@ -137,13 +139,13 @@ class Pool {
     for (std::thread& t : workers) t.join();
   }
 
-  void enable() {
-    std::lock_guard lock(mutex_);
+  void enable() OPD_EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     enabled_ = true;
   }
 
  private:
-  void start_locked() {
+  void start_locked() OPD_REQUIRES(mutex_) {
     started_ = true;
     int64_t n = num_threads() - 1;
     workers_.reserve(static_cast<size_t>(n));
@@ -151,13 +153,13 @@ class Pool {
   }
 
   // A worker of `generation` leaves once shutdown() has moved past it.
-  void work(uint64_t generation) {
+  void work(uint64_t generation) OPD_EXCLUDES(mutex_) {
     t_in_parallel = true;  // nested parallel_for calls on a worker run inline
     for (;;) {
       std::shared_ptr<Job> job;
       {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [&] { return generation_ != generation || !queue_.empty(); });
+        MutexLock lock(mutex_);
+        while (generation_ == generation && queue_.empty()) cv_.wait(mutex_);
         if (generation_ != generation) return;
         job = std::move(queue_.front());
         queue_.pop_front();
@@ -166,13 +168,13 @@ class Pool {
     }
   }
 
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<Job>> queue_;  // guarded by mutex_; may hold finished jobs
-  std::vector<std::thread> workers_;        // guarded by mutex_
-  uint64_t generation_ = 0;                 // guarded by mutex_; bumped by each shutdown
-  bool started_ = false;                    // guarded by mutex_
-  bool enabled_ = true;                     // guarded by mutex_
+  Mutex mutex_;
+  std::condition_variable_any cv_;
+  std::deque<std::shared_ptr<Job>> queue_ OPD_GUARDED_BY(mutex_);  // may hold finished jobs
+  std::vector<std::thread> workers_ OPD_GUARDED_BY(mutex_);
+  uint64_t generation_ OPD_GUARDED_BY(mutex_) = 0;  // bumped by each shutdown
+  bool started_ OPD_GUARDED_BY(mutex_) = false;
+  bool enabled_ OPD_GUARDED_BY(mutex_) = true;
 };
 
 // A plain static object, not a leaked heap one: when the plugin is unloaded its memory goes with

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,20 @@ Tensor cpu_tensor() {
   return from_blob(data, std::vector<int64_t>{2}, ScalarType::Float32);
 }
 
+// Runs `step` until `until()` holds and at least `min_steps` ran, or 20 s passed: races need
+// the scheduler's help, and a test must assert that both sides of its race were observed
+// without depending on the machine's speed.
+template <class Step, class Until>
+int64_t run_until(int64_t min_steps, Step step, Until until) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  int64_t i = 0;
+  for (; i < min_steps || (!until() && std::chrono::steady_clock::now() < deadline); ++i) {
+    step(i);
+    if (i % 1000 == 999) std::this_thread::yield();
+  }
+  return i;
+}
+
 TEST(DispatcherConcurrency, OverrideAndRestoreWhileTwoThreadsDispatch) {
   Library def(Library::DEF, "test_concurrency");
   def.def("pick(Tensor x) -> int");
@@ -33,7 +48,7 @@ TEST(DispatcherConcurrency, OverrideAndRestoreWhileTwoThreadsDispatch) {
                 .typed<int64_t(const Tensor&)>();
 
   std::atomic<bool> done{false};
-  std::atomic<int64_t> calls{0}, unexpected{0}, saw_two{0};
+  std::atomic<int64_t> calls{0}, unexpected{0}, saw_one{0}, saw_two{0};
   auto dispatcher_thread = [&](bool boxed) {
     Tensor x = cpu_tensor();
     auto untyped = Dispatcher::singleton().find_schema_or_throw("test_concurrency::pick", "");
@@ -46,6 +61,7 @@ TEST(DispatcherConcurrency, OverrideAndRestoreWhileTwoThreadsDispatch) {
       } else {
         r = op.call(x);
       }
+      if (r == 1) saw_one.fetch_add(1, std::memory_order_relaxed);
       if (r == 2) saw_two.fetch_add(1, std::memory_order_relaxed);
       if (r != 1 && r != 2) unexpected.fetch_add(1, std::memory_order_relaxed);
       calls.fetch_add(1, std::memory_order_relaxed);
@@ -53,17 +69,22 @@ TEST(DispatcherConcurrency, OverrideAndRestoreWhileTwoThreadsDispatch) {
   };
   std::thread t1(dispatcher_thread, false);
   std::thread t2(dispatcher_thread, true);
-  for (int i = 0; i < 10000; ++i) {
-    Library override_lib(Library::IMPL, "test_concurrency", DispatchKey::CPU);
-    override_lib.impl("pick", &kernel_two);
-    if (i % 1000 == 0) std::this_thread::yield();
-  }  // each destruction restores kernel_one
+  run_until(
+      10000,
+      [&](int64_t) {
+        Library override_lib(Library::IMPL, "test_concurrency", DispatchKey::CPU);
+        override_lib.impl("pick", &kernel_two);
+        std::this_thread::yield();
+      },  // each destruction restores kernel_one
+      [&] { return saw_one.load() > 0 && saw_two.load() > 0; });
   done.store(true, std::memory_order_release);
   t1.join();
   t2.join();
 
   EXPECT_EQ(unexpected.load(), 0);
   EXPECT_GT(calls.load(), 0);
+  EXPECT_GT(saw_one.load(), 0) << "the restored kernel was never observed";
+  EXPECT_GT(saw_two.load(), 0) << "the override was never observed";
   EXPECT_EQ(op.call(cpu_tensor()), 1);
   Dispatcher::singleton().check_invariants();
   // With no call in flight, everything replaced can be freed.
@@ -79,20 +100,27 @@ TEST(DispatcherConcurrency, DefiningOtherOperatorsWhileDispatching) {
                 .find_schema_or_throw("test_concurrency_b::pick", "")
                 .typed<int64_t(const Tensor&)>();
   std::atomic<bool> done{false};
-  std::atomic<int64_t> wrong{0};
+  std::atomic<int64_t> wrong{0}, calls{0}, defs{0};
   std::thread reader([&] {
     Tensor x = cpu_tensor();
     while (!done.load(std::memory_order_acquire)) {
       if (op.call(x) != 1) wrong.fetch_add(1);
+      calls.fetch_add(1);
     }
   });
-  for (int i = 0; i < 2000; ++i) {
-    Library frag(Library::FRAGMENT, "test_concurrency_b");
-    frag.def("other" + std::to_string(i % 7) + "(Tensor x) -> int", &kernel_two);
-  }
+  // Both sides must have run at once: calls made while defs happen, and defs while calls do.
+  run_until(
+      2000,
+      [&](int64_t i) {
+        Library frag(Library::FRAGMENT, "test_concurrency_b");
+        frag.def("other" + std::to_string(i % 7) + "(Tensor x) -> int", &kernel_two);
+        if (calls.load() > 0) defs.fetch_add(1);
+      },
+      [&] { return defs.load() > 100; });
   done.store(true, std::memory_order_release);
   reader.join();
   EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(defs.load(), 0) << "no def overlapped a call";
   Dispatcher::singleton().check_invariants();
 }
 
@@ -163,6 +191,206 @@ TEST(DispatcherConcurrency, ContinuousCallerDoesNotHoldReclamationBack) {
   done.store(true, std::memory_order_release);
   caller.join();
   EXPECT_TRUE(drained);
+}
+
+// ---- Defects found by trying to break it (issue 13, section 6) --------------------------------
+
+// A per-operator fallthrough registered and removed on a key the calls use: every call sees the
+// old state or the new one, never "fallthrough_kernel was executed" (Note [Fallthrough]).
+TEST(DispatcherConcurrency, TogglingAPerOperatorFallthroughWhileDispatching) {
+  Library def(Library::DEF, "test_concurrency_ft");
+  def.def("pick(Tensor x) -> int");
+  def.impl("pick", DispatchKey::CPU, &kernel_one);
+  def.impl("pick", DispatchKey::AutogradCPU, &kernel_two);
+  auto op = Dispatcher::singleton()
+                .find_schema_or_throw("test_concurrency_ft::pick", "")
+                .typed<int64_t(const Tensor&)>();
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> errors{0}, saw_kernel{0}, saw_below{0};
+  std::string first_error;
+  std::mutex first_error_mutex;
+  auto caller = [&](bool boxed) {
+    Tensor x = cpu_tensor();  // carries AutogradCPU
+    auto untyped = Dispatcher::singleton().find_schema_or_throw("test_concurrency_ft::pick", "");
+    while (!done.load(std::memory_order_acquire)) {
+      try {
+        int64_t r;
+        if (boxed) {
+          Stack s{IValue(x)};
+          untyped.call_boxed(&s);
+          r = s.back().to_int();
+        } else {
+          r = op.call(x);
+        }
+        (r == 2 ? saw_kernel : saw_below).fetch_add(1, std::memory_order_relaxed);
+      } catch (const std::exception& e) {
+        if (errors.fetch_add(1) == 0) {
+          std::lock_guard lock(first_error_mutex);
+          first_error = e.what();
+        }
+      }
+    }
+  };
+  std::thread t1(caller, false), t2(caller, true);
+  int64_t toggles = run_until(
+      20000,
+      [&](int64_t) {
+        Library ft(Library::IMPL, "test_concurrency_ft", DispatchKey::AutogradCPU);
+        ft.impl("pick", CppFunction::make_fallthrough());
+      },
+      [&] { return saw_kernel.load() > 0 && saw_below.load() > 0; });
+  done.store(true, std::memory_order_release);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(errors.load(), 0) << "first error: " << first_error;
+  EXPECT_GT(toggles, 0);
+  EXPECT_GT(saw_kernel.load(), 0) << "the AutogradCPU kernel was never observed";
+  EXPECT_GT(saw_below.load(), 0) << "the fallthrough state was never observed";
+  Dispatcher::singleton().check_invariants();
+}
+
+// The missing-kernel error reads the kernel lists to print the table, while a third thread
+// registers and deregisters kernels on other keys of the same operator.
+TEST(DispatcherConcurrency, MissingKernelErrorWhileOtherKeysAreRegistered) {
+  Library def(Library::DEF, "test_concurrency_missing");
+  def.def("pick(Tensor x) -> int");
+  auto op = Dispatcher::singleton()
+                .find_schema_or_throw("test_concurrency_missing::pick", "")
+                .typed<int64_t(const Tensor&)>();
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> right_errors{0}, wrong{0}, saw_meta_listed{0}, saw_meta_absent{0};
+  auto caller = [&] {
+    Tensor x = cpu_tensor();
+    while (!done.load(std::memory_order_acquire)) {
+      try {
+        op.call(x);
+        wrong.fetch_add(1);
+      } catch (const NotImplementedError& e) {
+        std::string what = e.what();
+        bool ok = what.find(
+                      "Could not run 'test_concurrency_missing::pick' with arguments from "
+                      "the 'CPU' backend") != std::string::npos;
+        (ok ? right_errors : wrong).fetch_add(1);
+        bool meta = what.find("Meta: registered at") != std::string::npos;
+        (meta ? saw_meta_listed : saw_meta_absent).fetch_add(1);
+      }
+    }
+  };
+  std::thread t1(caller), t2(caller);
+  run_until(
+      3000,
+      [&](int64_t i) {
+        Library meta(Library::IMPL, "test_concurrency_missing", DispatchKey::Meta);
+        meta.impl("pick", &kernel_two);
+        Library cuda(Library::IMPL, "test_concurrency_missing", DispatchKey::CUDA);
+        cuda.impl("pick", &kernel_two);
+        if (i % 3 == 0) Dispatcher::singleton().reclaim();
+      },
+      [&] { return saw_meta_listed.load() > 0 && saw_meta_absent.load() > 0; });
+  done.store(true, std::memory_order_release);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(right_errors.load(), 0);
+  EXPECT_GT(saw_meta_listed.load(), 0) << "no error was raised while the Meta kernel was there";
+  EXPECT_GT(saw_meta_absent.load(), 0) << "no error was raised while it was not";
+}
+
+// find_schema_or_throw(...).typed<Sig>() on every call (the example plugin's pattern) while
+// another thread registers and deregisters unboxed kernels of the same signature.
+TEST(DispatcherConcurrency, TypedHandlePerCallWhileKernelsAreRegistered) {
+  Library def(Library::DEF, "test_concurrency_typed");
+  def.def("pick(Tensor x) -> int");
+  def.impl("pick", DispatchKey::CPU, &kernel_one);
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> wrong{0}, calls{0}, refused{0};
+  auto caller = [&] {
+    Tensor x = cpu_tensor();
+    while (!done.load(std::memory_order_acquire)) {
+      auto h = Dispatcher::singleton().find_schema_or_throw("test_concurrency_typed::pick", "");
+      if (h.typed<int64_t(const Tensor&)>().call(x) != 1) wrong.fetch_add(1);
+      try {
+        h.typed<int64_t(const Tensor&, int64_t)>();
+      } catch (const Error&) {
+        refused.fetch_add(1);
+      }
+      calls.fetch_add(1);
+    }
+  };
+  std::thread t1(caller), t2(caller);
+  int64_t steps = run_until(
+      3000,
+      [&](int64_t) {
+        Library meta(Library::IMPL, "test_concurrency_typed", DispatchKey::Meta);
+        meta.impl("pick", &kernel_two);
+        Library ps(Library::IMPL, "test_concurrency_typed", DispatchKey::PrivateUse1);
+        ps.impl("pick", &kernel_two);
+      },
+      [&] { return calls.load() > 1000; });
+  done.store(true, std::memory_order_release);
+  t1.join();
+  t2.join();
+  EXPECT_GT(steps, 0);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(refused.load(), calls.load()) << "a wrong signature must always be refused";
+}
+
+// Note [Kernel reclamation]'s shipped protocol under AddressSanitizer (this test also runs in
+// the asan preset, where CallScope is the plain-store protocol users run; under TSan it is the
+// fetch_add variant): stateful kernels whose state is freed as soon as reclamation allows,
+// replaced and reclaimed continuously while three threads call them. Freeing a kernel that a
+// call is still running is a heap-use-after-free ASan reports.
+TEST(DispatcherConcurrency, ReplaceAndReclaimStatefulKernelsWhileDispatching) {
+  Library def(Library::DEF, "test_concurrency_reclaim");
+  def.def("pick(Tensor x) -> int");
+  auto base_state = std::make_shared<std::vector<int64_t>>(64, 1);
+  def.impl("pick", DispatchKey::CPU,
+           [base_state](const Tensor&) -> int64_t { return (*base_state)[63]; });
+  auto op = Dispatcher::singleton()
+                .find_schema_or_throw("test_concurrency_reclaim::pick", "")
+                .typed<int64_t(const Tensor&)>();
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> wrong{0}, saw_base{0}, saw_replacement{0};
+  auto caller = [&] {
+    Tensor x = cpu_tensor();
+    while (!done.load(std::memory_order_acquire)) {
+      int64_t r = op.call(x);
+      if (r == 1) {
+        saw_base.fetch_add(1, std::memory_order_relaxed);
+      } else if (r >= 1000) {
+        saw_replacement.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        wrong.fetch_add(1);
+      }
+    }
+  };
+  std::thread t1(caller), t2(caller), t3(caller);
+  size_t freed = 0;
+  run_until(
+      3000,
+      [&](int64_t i) {
+        {
+          Library lib(Library::IMPL, "test_concurrency_reclaim", DispatchKey::CPU);
+          // The state lives only in the functor: freed with it.
+          std::vector<int64_t> state(64, 1000 + i);
+          lib.impl("pick", [state = std::move(state)](const Tensor&) -> int64_t {
+            int64_t sum = 0;
+            for (int64_t v : state) sum += v;
+            return sum / static_cast<int64_t>(state.size());
+          });
+          std::this_thread::yield();
+        }
+        freed += Dispatcher::singleton().reclaim();
+      },
+      [&] { return saw_base.load() > 0 && saw_replacement.load() > 0 && freed > 100; });
+  done.store(true, std::memory_order_release);
+  t1.join();
+  t2.join();
+  t3.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(saw_base.load(), 0);
+  EXPECT_GT(saw_replacement.load(), 0);
+  EXPECT_GT(freed, 100u) << "reclamation must have freed kernels while calls ran";
 }
 
 }  // namespace

@@ -388,6 +388,120 @@ TEST(Dispatcher, ListenerReplayIgnoresImplOnlyOperators) {
   EXPECT_THAT(log, IsEmpty());
 }
 
+// A listener that looks the operator up, dumps it and calls another operator from its callback
+// (a deadlock when listeners held a non-re-entrant registration mutex).
+class LookingUpListener : public OpRegistrationListener {
+ public:
+  explicit LookingUpListener(std::vector<std::string>* log) : log_(log) {}
+  void on_operator_registered(const OperatorHandle& op) override {
+    if (op.operator_name().name != "test_dispatcher_listen3::a") return;
+    auto found = dispatcher().find_schema(op.operator_name());
+    log_->push_back(found ? "found " + found->schema().to_string() : "not found");
+    bool dumped = op.dump_state().find("schema: test_dispatcher_listen3::a") != std::string::npos;
+    log_->push_back(dumped ? "dumped" : "no dump");
+  }
+  void on_operator_deregistered(const OperatorHandle& op) override {
+    if (op.operator_name().name != "test_dispatcher_listen3::a") return;
+    log_->push_back(dispatcher().find_schema(op.operator_name()) ? "still there" : "gone");
+  }
+
+ private:
+  std::vector<std::string>* log_;
+};
+
+TEST(Dispatcher, ListenersMayLookOperatorsUp) {
+  std::vector<std::string> log;
+  RegistrationHandle listener =
+      dispatcher().add_registration_listener(std::make_unique<LookingUpListener>(&log));
+  { Reg d = def("test_dispatcher_listen3::a(Tensor x) -> Tensor"); }
+  EXPECT_THAT(log, ElementsAre("found test_dispatcher_listen3::a(Tensor x) -> Tensor", "dumped",
+                               "still there"));
+}
+
+// Throws from on_operator_registered (or, with `on_deregistration`, from
+// on_operator_deregistered) for one operator name.
+class RefusingListener : public OpRegistrationListener {
+ public:
+  explicit RefusingListener(std::string refuse, bool on_deregistration = false)
+      : refuse_(std::move(refuse)), on_deregistration_(on_deregistration) {}
+  void on_operator_registered(const OperatorHandle& op) override {
+    if (!on_deregistration_ && op.operator_name().name == refuse_)
+      throw std::runtime_error("not in this process");
+  }
+  void on_operator_deregistered(const OperatorHandle& op) override {
+    if (on_deregistration_ && op.operator_name().name == refuse_)
+      throw std::runtime_error("ignored");
+  }
+
+ private:
+  std::string refuse_;
+  bool on_deregistration_;
+};
+
+TEST(Dispatcher, AListenerThatThrowsRefusesTheDefAndLeavesNoTrace) {
+  const OperatorName a{"test_dispatcher_listen4::a", ""};
+  std::vector<std::string> log;
+  RegistrationHandle recorder = dispatcher().add_registration_listener(
+      std::make_unique<RecordingListener>(&log, "test_dispatcher_listen4"));
+  {
+    RegistrationHandle refuser = dispatcher().add_registration_listener(
+        std::make_unique<RefusingListener>("test_dispatcher_listen4::a"));
+    try {
+      Reg d = def("test_dispatcher_listen4::a(Tensor x) -> Tensor");
+      FAIL() << "the def was not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.msg(),
+                "test_dispatcher_listen4::a: the def was refused by a registration listener: not "
+                "in this process");
+    }
+    EXPECT_FALSE(dispatcher().find_op(a).has_value()) << "a refused def leaves no operator";
+    EXPECT_THAT(log, ElementsAre("+test_dispatcher_listen4::a",
+                                 "-test_dispatcher_listen4::a test_dispatcher_listen4::a(Tensor "
+                                 "x) -> Tensor"))
+        << "the listener told first hears the def undone";
+    dispatcher().check_invariants();
+  }
+  log.clear();
+  // Without the refusing listener the operator can be defined, and undefined, again.
+  {
+    Reg d = def("test_dispatcher_listen4::a(Tensor x) -> Tensor");
+    EXPECT_TRUE(dispatcher().find_schema(a).has_value());
+  }
+  EXPECT_EQ(log.size(), 2u);
+  EXPECT_FALSE(dispatcher().find_op(a).has_value());
+}
+
+TEST(Dispatcher, AListenerThatThrowsOnDeregistrationDoesNotStopIt) {
+  const OperatorName a{"test_dispatcher_listen5::a", ""};
+  Reg d = def("test_dispatcher_listen5::a(Tensor x) -> Tensor");
+  RegistrationHandle refuser = dispatcher().add_registration_listener(
+      std::make_unique<RefusingListener>("test_dispatcher_listen5::a", true));
+  d.handle.reset();
+  EXPECT_FALSE(dispatcher().find_op(a).has_value());
+  dispatcher().check_invariants();
+}
+
+// Registers from its callback, which is refused.
+class RegisteringListener : public OpRegistrationListener {
+ public:
+  void on_operator_registered(const OperatorHandle& op) override {
+    if (op.operator_name().name != "test_dispatcher_listen6::a") return;
+    dispatcher().register_def(parse_schema("test_dispatcher_listen6::b(Tensor x) -> Tensor"), "");
+  }
+  void on_operator_deregistered(const OperatorHandle&) override {}
+};
+
+TEST(Dispatcher, ListenersCannotRegister) {
+  RegistrationHandle listener =
+      dispatcher().add_registration_listener(std::make_unique<RegisteringListener>());
+  EXPECT_THAT([] { Reg d = def("test_dispatcher_listen6::a(Tensor x) -> Tensor"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(
+                  "test_dispatcher_listen6::a: the def was refused by a registration listener: "
+                  "test_dispatcher_listen6::b: cannot register from a registration listener")));
+  EXPECT_FALSE(dispatcher().find_op({"test_dispatcher_listen6::a", ""}).has_value());
+  EXPECT_FALSE(dispatcher().find_op({"test_dispatcher_listen6::b", ""}).has_value());
+}
+
 // ---- The kernel stack per key --------------------------------------------------------------
 
 TEST(Dispatcher, NewestKernelForAKeyWins) {

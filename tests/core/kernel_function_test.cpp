@@ -277,18 +277,22 @@ TEST(KernelFunction, FallthroughKernelDumpState) {
               HasSubstr(":: (none) [ fallthrough boxed ]\n"));
 }
 
-TEST(KernelFunction, ExecutingAFallthroughKernelDirectlyThrows) {
+// A call can reach a fallthrough kernel only by racing with its registration (Note
+// [Fallthrough]); it then runs what the keys below the fallthrough's key serve.
+TEST(KernelFunction, ExecutingAFallthroughKernelPassesTheCallBelowItsKey) {
   Library lib(Library::FRAGMENT, "test_kernel_fn_ft_run");
-  lib.def(kScaleSchema);
-  Stack s;
-  try {
-    KernelFunction::make_fallthrough().call_boxed(op("test_kernel_fn_ft_run::scale"),
-                                                  DispatchKeySet(), &s);
-    FAIL() << "a fallthrough kernel must not run";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.msg(),
-                HasSubstr("test_kernel_fn_ft_run::scale: fallthrough_kernel was executed"));
-  }
+  lib.def(kScaleSchema).impl("scale", DispatchKey::CPU, &scale_keyed);
+  float data[1] = {1};
+  Tensor x = from_blob(data, std::vector<int64_t>{1}, ScalarType::Float32);
+  Stack s{IValue(x), IValue(int64_t{9})};
+  g_factor = 0;
+  KernelFunction::make_fallthrough().call_boxed(
+      op("test_kernel_fn_ft_run::scale"),
+      DispatchKeySet(DispatchKey::AutogradCPU).add(DispatchKey::CPU), &s);
+  EXPECT_EQ(g_factor, 9) << "the CPU kernel served the call";
+  EXPECT_EQ(g_keys, DispatchKeySet(DispatchKey::CPU));
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(s.back().to_tensor().is_same(x));
 }
 
 TEST(KernelFunction, DumpStateLineShowsInferredSchemaAndKernelState) {

@@ -53,7 +53,15 @@ check "demo shows a composite re-entering the dispatcher" 0 \
 check "demo computes a huge Meta shape" 0 "tensor(..., device='meta', size=(1000000,))" -- "$opd" demo --steps 20
 check "demo explains the missing Meta kernel" 0 \
   "Could not run 'aten::empty.memory_format' with arguments from the 'Meta' backend." -- "$opd" demo --steps 20
-check "demo trains the MLP to at least 95%" 0 "final training accuracy: 99.9" -- "$opd" demo
+# The accuracy's last digits depend on the BLAS kernels of the machine: at least 95% is the claim.
+demo_out="$("$opd" demo 2>&1)"
+if grep -qE "final training accuracy: (9[5-9]|100)\.[0-9]+%" <<<"$demo_out"; then
+  passed=$((passed + 1))
+else
+  echo "FAIL: demo trains the MLP to at least 95%"
+  grep "final training accuracy" <<<"$demo_out"
+  failures=$((failures + 1))
+fi
 check "demo takes the training options" 0 "device cpu, hidden 16, 20 steps, seed 3" -- \
   "$opd" demo --steps 20 --hidden 16 --seed 3
 

@@ -32,7 +32,7 @@ class OPD_API OperatorHandle {
   const OperatorName& operator_name() const { return entry_->operator_name(); }
   bool has_schema() const { return entry_->has_schema(); }
   const FunctionSchema& schema() const { return entry_->schema(); }
-  const std::string& debug() const { return entry_->schema_debug(); }
+  std::string debug() const { return entry_->schema_debug(); }
   bool has_kernel_for_dispatch_key(DispatchKey k) const {
     return entry_->has_kernel_for_dispatch_key(k);
   }
@@ -40,10 +40,11 @@ class OPD_API OperatorHandle {
   std::string dump_computed_table() const { return entry_->dump_computed_table(); }
 
   // A typed handle for unboxed calls. Throws Error when Sig is not the operator's C++ signature
-  // (from its unboxed kernels, else from its schema), naming both.
+  // (from its unboxed kernels, else from its schema), naming both. Safe while other threads
+  // register: the check reads the kernels under the registration mutex.
   template <class Sig>
   TypedOperatorHandle<Sig> typed() const {
-    check_signature(CppSignature::make<Sig>(), infer_schema_string<Sig>());
+    entry_->check_signature(CppSignature::make<Sig>(), infer_schema_string<Sig>());
     return TypedOperatorHandle<Sig>(entry_);
   }
 
@@ -58,7 +59,6 @@ class OPD_API OperatorHandle {
   bool operator==(const OperatorHandle& o) const { return entry_ == o.entry_; }
 
  protected:
-  void check_signature(const CppSignature& sig, const std::string& inferred) const;
   OperatorEntry* entry_;
 };
 
@@ -184,13 +184,19 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
   explicit TypedOperatorHandle(OperatorEntry* e) : OperatorHandle(e) {}
 };
 
-// Told about every operator that gains or loses its schema.
+// Told about every operator that gains or loses its schema. Listeners are called on the
+// registering thread while it holds the registration mutex, which that thread may take again:
+// a listener may look operators up, dump them and call them. It must not register or
+// deregister anything (Error). See Note [Registration listeners] in dispatcher.cpp.
 class OpRegistrationListener {
  public:
   virtual ~OpRegistrationListener() = default;
-  // After a def (or, when the listener is added, for each operator already defined).
+  // After a def (or, when the listener is added, for each operator already defined). Throwing
+  // refuses the def: it is undone, the listeners told before hear on_operator_deregistered, and
+  // register_def throws Error naming the operator and the listener's message.
   virtual void on_operator_registered(const OperatorHandle& op) = 0;
-  // Before the schema of `op` is removed.
+  // Before the schema of `op` is removed. What it throws is logged and ignored: deregistration
+  // always completes.
   virtual void on_operator_deregistered(const OperatorHandle& op) = 0;
 };
 
@@ -225,7 +231,8 @@ class OPD_API Dispatcher {
   RegistrationHandle register_fallback(DispatchKey key, KernelFunction kernel, std::string debug);
   // Claims namespace `ns` for a Def library. Throws Error when another Def library holds it.
   RegistrationHandle register_library(std::string ns, std::string debug);
-  // Adds a listener, first replaying on_operator_registered for every defined operator.
+  // Adds a listener, first replaying on_operator_registered for every defined operator. When the
+  // listener throws during the replay it is not added and the error propagates.
   RegistrationHandle add_registration_listener(std::unique_ptr<OpRegistrationListener> listener);
 
   // Introspection, for tests and tools.
@@ -242,53 +249,70 @@ class OPD_API Dispatcher {
   size_t reclaim();
   // Replaced kernels and erased operators waiting for reclamation.
   size_t retired_count();
+  // Releases `object` once every dispatcher call that may have started before this call has
+  // returned (the quiescence of Note [Kernel reclamation]): for references that code running
+  // inside a kernel may still use, such as a plugin's reference on its own library.
+  void release_when_quiescent(std::shared_ptr<void> object);
   // Defs, kernels, fallbacks and DEF libraries registered by the plugin whose library reference
   // is `owner` and not yet undone. Used by the plugin manager to check loads and unloads.
   size_t registrations_owned_by(const void* owner);
 
  private:
   friend class OperatorEntry;
-  struct Fallback {
-    std::shared_ptr<AnnotatedKernel> kernel;
-  };
-  // Holds the registration mutex; on release, frees the reclaimed objects after unlocking.
-  class WriteLock {
+  // Holds the registration mutex. Re-entrant on the thread that holds it (a listener, or an
+  // error raised under the lock, may look operators up); the outermost one, on release, frees
+  // the reclaimed objects after unlocking.
+  class OPD_SCOPED_CAPABILITY WriteLock {
    public:
-    explicit WriteLock(Dispatcher& d) : d_(d) { d_.mutex_.lock(); }
-    ~WriteLock();
+    explicit WriteLock(Dispatcher& d) OPD_ACQUIRE(detail::registration_mutex);
+    ~WriteLock() OPD_RELEASE();
     WriteLock(const WriteLock&) = delete;
     WriteLock& operator=(const WriteLock&) = delete;
 
    private:
     Dispatcher& d_;
+    bool outermost_;
   };
   Dispatcher();
   // REQUIRES: no entry for `name` exists.
-  OperatorEntry& create(const OperatorName& name);
-  void cleanup(OperatorEntry& e);
-  void retire(std::shared_ptr<void> object);
-  size_t reclaim_locked();
+  OperatorEntry& create(const OperatorName& name) OPD_REQUIRES(detail::registration_mutex);
+  void cleanup(OperatorEntry& e) OPD_REQUIRES(detail::registration_mutex);
+  void retire(std::shared_ptr<void> object) OPD_REQUIRES(detail::registration_mutex);
+  size_t reclaim_locked() OPD_REQUIRES(detail::registration_mutex);
+  // Throws Error when called from a registration listener (Note [Registration listeners]).
+  void check_not_notifying(const OperatorName& name) const OPD_REQUIRES(detail::registration_mutex);
+  // Tells every listener that `op` lost its schema; contains what they throw.
+  void notify_deregistered(const OperatorHandle& op) OPD_REQUIRES(detail::registration_mutex);
 
-  std::mutex mutex_;
-  std::unordered_map<OperatorName, std::unique_ptr<OperatorEntry>> operators_;
+  std::unordered_map<OperatorName, std::unique_ptr<OperatorEntry>> operators_
+      OPD_GUARDED_BY(detail::registration_mutex);
   struct LibraryClaim {
     std::string debug;
     const void* owner;
   };
   // Namespace -> DEF libraries, newest first; more than one only during a plugin reload.
-  std::unordered_map<std::string, std::list<LibraryClaim>> libraries_;
+  std::unordered_map<std::string, std::list<LibraryClaim>> libraries_
+      OPD_GUARDED_BY(detail::registration_mutex);
   // Per runtime key, newest first; more than one only while a plugin is being reloaded.
-  std::array<std::list<std::shared_ptr<AnnotatedKernel>>, kNumRuntimeEntries> fallbacks_;
-  std::list<std::unique_ptr<OpRegistrationListener>> listeners_;
-  std::set<std::pair<std::string, DispatchKey>> warned_overrides_;  // override warnings given
-  std::vector<std::shared_ptr<void>> retired_;  // unpublished, maybe still running
+  std::array<std::list<std::shared_ptr<AnnotatedKernel>>, kNumRuntimeEntries> fallbacks_
+      OPD_GUARDED_BY(detail::registration_mutex);
+  std::list<std::unique_ptr<OpRegistrationListener>> listeners_
+      OPD_GUARDED_BY(detail::registration_mutex);
+  // True while listeners are being called.
+  bool notifying_ OPD_GUARDED_BY(detail::registration_mutex) = false;
+  // Override warnings given.
+  std::set<std::pair<std::string, DispatchKey>> warned_overrides_
+      OPD_GUARDED_BY(detail::registration_mutex);
+  // Unpublished, maybe still running.
+  std::vector<std::shared_ptr<void>> retired_ OPD_GUARDED_BY(detail::registration_mutex);
   // Retired objects waiting for the threads that were in a call when they were unpublished.
   struct Batch {
     detail::QuiescenceSnapshot snapshot;
     std::vector<std::shared_ptr<void>> objects;
   };
-  std::list<Batch> batches_;
-  std::vector<std::shared_ptr<void>> garbage_;  // reclaimed, freed when the lock is released
+  std::list<Batch> batches_ OPD_GUARDED_BY(detail::registration_mutex);
+  // Reclaimed, freed when the outermost lock is released.
+  std::vector<std::shared_ptr<void>> garbage_ OPD_GUARDED_BY(detail::registration_mutex);
 };
 
 }  // namespace opd

@@ -12,10 +12,17 @@
 #include "opd/function_schema.h"
 #include "opd/kernel_function.h"
 #include "opd/local_dispatch_key_set.h"
+#include "opd/thread_annotations.h"
 
 namespace opd {
 
 class Dispatcher;
+
+namespace detail {
+// The dispatcher's registration mutex (Dispatcher::WriteLock takes it): it guards every
+// operator entry's kernel lists and defs as well as the dispatcher's own maps.
+OPD_API extern Mutex registration_mutex;
+}  // namespace detail
 
 // One registered kernel with what the dispatcher knows about it.
 struct AnnotatedKernel {
@@ -40,8 +47,10 @@ enum class KernelSource : uint8_t {
 };
 
 // The per-operator state: schema, registered kernels per key and the computed runtime table.
-// Mutated only by the Dispatcher under its mutex; the table and key mask are read by
-// dispatching threads without a lock (atomics; see Note [Kernel reclamation]).
+// Mutated only by the Dispatcher under its registration mutex; the table and key mask are read
+// by dispatching threads without a lock (atomics; see Note [Kernel reclamation]). Every public
+// method is safe to call from any thread, concurrently with registration: those that read the
+// kernel lists take the registration mutex (or run under it already, on this thread).
 class OPD_API OperatorEntry {
  public:
   explicit OperatorEntry(OperatorName name);
@@ -53,9 +62,9 @@ class OPD_API OperatorEntry {
   // Throws Error when the operator has no schema (impls only).
   const FunctionSchema& schema() const;
   // Where the active def came from; empty without a schema.
-  const std::string& schema_debug() const;
-  int def_count() const { return static_cast<int>(defs_.size()); }
-  int def_and_impl_count() const { return def_and_impl_count_; }
+  std::string schema_debug() const;
+  int def_count() const;
+  int def_and_impl_count() const;
 
   // Runtime keys whose entry is not a fallthrough.
   DispatchKeySet key_mask() const {
@@ -75,13 +84,9 @@ class OPD_API OperatorEntry {
   void check_invariants() const;
   // Keys (ascending) whose computed entry serves calls, as in the missing-kernel error.
   std::string available_keys() const;
-  // The C++ signature of the first unboxed kernel, with its key and debug, if any.
-  struct SignatureSource {
-    CppSignature signature;
-    DispatchKey key;
-    const std::string* debug;
-  };
-  std::optional<SignatureSource> cpp_signature() const;
+  // Throws Error when `sig` is not the operator's C++ signature: that of its unboxed kernels
+  // or, without any, the one its schema implies (`inferred` is Sig's inferred schema).
+  void check_signature(const CppSignature& sig, const std::string& inferred) const;
   // Where the kernel serving runtime key `k` was registered and why it serves `k`
   // (dump_computed_table()'s words: "kernel", "math kernel", ...), for dispatch observers.
   // `looked_up` is the entry a call ran; if registrations replaced it since, debug says so.
@@ -99,32 +104,54 @@ class OPD_API OperatorEntry {
   friend class Dispatcher;
   using KernelList = std::list<std::shared_ptr<AnnotatedKernel>>;
 
+  // The C++ signature of the first unboxed kernel, with its key and debug, if any.
+  struct SignatureSource {
+    CppSignature signature;
+    DispatchKey key;
+    const std::string* debug;
+  };
+  std::optional<SignatureSource> cpp_signature() const OPD_REQUIRES(detail::registration_mutex);
+  const std::string& schema_debug_locked() const OPD_REQUIRES(detail::registration_mutex);
+  std::string dump_state_locked() const OPD_REQUIRES(detail::registration_mutex);
+  std::string dump_computed_table_locked() const OPD_REQUIRES(detail::registration_mutex);
+  void check_invariants_locked() const OPD_REQUIRES(detail::registration_mutex);
+
   struct Computed {
     const KernelFunction* kernel;
     const std::string* debug;
     KernelSource source;
   };
-  Computed compute_entry(DispatchKey k, const Dispatcher& d) const;
+  Computed compute_entry(DispatchKey k, const Dispatcher& d) const
+      OPD_REQUIRES(detail::registration_mutex);
   // Recomputes every table entry and the key mask from the kernels and backend fallbacks.
-  void update_table(const Dispatcher& d);
+  void update_table(const Dispatcher& d) OPD_REQUIRES(detail::registration_mutex);
   // Recomputes the entries a registration to `registered` can affect.
-  void update_table_for(const Dispatcher& d, DispatchKey registered);
-  void update_entries(const Dispatcher& d, DispatchKeySet keys, bool undefined);
-  const KernelList& kernels(DispatchKey k) const { return kernels_[static_cast<int>(k)]; }
-  KernelList& kernels(DispatchKey k) { return kernels_[static_cast<int>(k)]; }
+  void update_table_for(const Dispatcher& d, DispatchKey registered)
+      OPD_REQUIRES(detail::registration_mutex);
+  void update_entries(const Dispatcher& d, DispatchKeySet keys, bool undefined)
+      OPD_REQUIRES(detail::registration_mutex);
+  const KernelList& kernels(DispatchKey k) const OPD_REQUIRES(detail::registration_mutex) {
+    return kernels_[static_cast<int>(k)];
+  }
+  KernelList& kernels(DispatchKey k) OPD_REQUIRES(detail::registration_mutex) {
+    return kernels_[static_cast<int>(k)];
+  }
 
   OperatorName name_;
   struct DefRecord {
     std::string debug;
     std::shared_ptr<void> owner;
   };
+  // Written under the registration mutex; read without it by calls (argument checks), which
+  // is safe because a schema is only removed with the operator's last def, after which calling
+  // the operator is undefined (as in PyTorch).
   std::optional<FunctionSchema> schema_;
   // Newest first. More than one only while a plugin is being reloaded: both versions def the
   // operator with the same schema. INVARIANT: schema_ is set iff defs_ is not empty.
-  std::list<DefRecord> defs_;
-  int def_and_impl_count_ = 0;
+  std::list<DefRecord> defs_ OPD_GUARDED_BY(detail::registration_mutex);
+  int def_and_impl_count_ OPD_GUARDED_BY(detail::registration_mutex) = 0;
   // Per registered key (runtime or alias), newest first. INVARIANT: no list for Undefined.
-  std::array<KernelList, kNumDispatchKeys> kernels_;
+  std::array<KernelList, kNumDispatchKeys> kernels_ OPD_GUARDED_BY(detail::registration_mutex);
   // table_[k] serves runtime key k (0: Undefined). Points into kernels_, the dispatcher's
   // fallbacks or the static missing kernel.
   std::array<std::atomic<const KernelFunction*>, kNumRuntimeEntries> table_;
