@@ -1,7 +1,8 @@
 // The Dispatcher and OperatorEntry: registration (def, impl, fallback, listeners), the kernel
 // stack per key, the computed table and its precedence (Note [Kernel precedence] in
 // operator_entry.cpp), fallthrough, the error messages that are part of the contract, dumps and
-// invariants, redispatch, the thread-local key sets, and reclamation.
+// invariants, redispatch, and reclamation. How the thread-local key sets steer a call is tested in
+// local_dispatch_key_set_test.cpp.
 //
 // The dispatcher is process-wide: every test uses its own namespace and leaves nothing behind.
 
@@ -22,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/dispatch_helpers.h"
 #include "opd/error.h"
 #include "opd/kernel_function.h"
 #include "opd/library.h"
@@ -39,86 +41,28 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-Dispatcher& dispatcher() { return Dispatcher::singleton(); }
+using test_util::at;
+using test_util::call;
+using test_util::call_boxed;
+using test_util::def;
+using test_util::dispatcher;
+using test_util::g_trace;
+using test_util::handle;
+using test_util::impl;
+using test_util::on;
+using test_util::Reg;
+using test_util::tagged;
 
-// ---- Helpers ----------------------------------------------------------------------------------
-
-// "registered at tests/core/dispatcher_test.cpp:42", as Library writes it.
-std::string at(const std::source_location& loc) {
-  return fmt::format("registered at {}:{}", loc.file_name(), loc.line());
-}
-
-// A registration made through the Dispatcher API, with the debug string it was given.
-struct Reg {
-  RegistrationHandle handle;
-  std::string site;
-};
-
-Reg def(std::string_view schema, std::source_location loc = std::source_location::current()) {
-  return {dispatcher().register_def(parse_schema(schema), at(loc)), at(loc)};
-}
-
-template <class F>
-Reg impl(const OperatorName& op, std::optional<DispatchKey> key, F&& kernel,
-         std::source_location loc = std::source_location::current()) {
-  CppFunction f(std::forward<F>(kernel));
-  return {dispatcher().register_impl(op, key, f.kernel(), f.signature(), f.parsed_inferred_schema(),
-                                     at(loc)),
-          at(loc)};
-}
+// ---- Helpers (the shared ones are in dispatch_helpers.h) ---------------------------------------
 
 Reg fallback(DispatchKey key, KernelFunction kernel,
              std::source_location loc = std::source_location::current()) {
   return {dispatcher().register_fallback(key, std::move(kernel), at(loc)), at(loc)};
 }
 
-// Kernels append to g_trace, so a test can see which one served a call.
-std::vector<std::string> g_trace;
-
-auto tagged(std::string tag) {
-  return [tag](const Tensor& x) {
-    g_trace.push_back(tag);
-    return x;
-  };
-}
-
 // A boxed fallback for `(Tensor x) -> Tensor` operators: leaves x on the stack as the result.
 void recording_fallback(const OperatorHandle& op, Stack*) {
   g_trace.push_back("fallback:" + op.operator_name().to_string());
-}
-
-float g_buf[4] = {};
-
-Tensor on(DeviceType type) {
-  Device d = type == DeviceType::CPU || type == DeviceType::Meta ? Device(type) : Device(type, 0);
-  return from_blob(g_buf, {2}, kFloat, d);
-}
-
-OperatorHandle handle(const OperatorName& name) {
-  auto h = dispatcher().find_op(name);
-  if (!h) throw std::runtime_error("no operator " + name.to_string());
-  return *h;
-}
-
-// Calls `name(x)` unboxed and returns the tags of the kernels that ran.
-std::string call(const OperatorName& name, const Tensor& x) {
-  g_trace.clear();
-  Tensor r = handle(name).typed<Tensor(const Tensor&)>().call(x);
-  EXPECT_TRUE(r.is_same(x));
-  std::string out;
-  for (const auto& t : g_trace) out += (out.empty() ? "" : ",") + t;
-  return out;
-}
-
-// The same, boxed.
-std::string call_boxed(const OperatorName& name, const Tensor& x) {
-  g_trace.clear();
-  Stack s{x};
-  handle(name).call_boxed(&s);
-  EXPECT_EQ(s.size(), 1u);
-  std::string out;
-  for (const auto& t : g_trace) out += (out.empty() ? "" : ",") + t;
-  return out;
 }
 
 std::string table(const OperatorName& name) { return handle(name).dump_computed_table(); }
@@ -1262,7 +1206,7 @@ TEST(DispatcherDump, RegistrationsForDispatchKey) {
   EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
 }
 
-// ---- Redispatch and the thread-local key sets -------------------------------------------------
+// ---- Redispatch ------------------------------------------------------------------------------
 
 std::optional<TypedOperatorHandle<Tensor(const Tensor&)>> g_op;
 
@@ -1318,52 +1262,6 @@ TEST(DispatcherRedispatch, BoxedAutogradKernelRedispatchesBoxed) {
   Reg ag = impl(foo, DK::Autograd, &autograd_boxed);
   EXPECT_EQ(call_boxed(foo, on(DeviceType::CPU)), "autograd-boxed,cpu");
   EXPECT_EQ(call(foo, on(DeviceType::CPU)), "autograd-boxed,cpu");
-}
-
-TEST(DispatcherTls, IncludeGuardAddsAKeyAndExclusionWins) {
-  const OperatorName foo{"test_dispatcher_tls::foo", ""};
-  Reg d = def("test_dispatcher_tls::foo(Tensor x) -> Tensor");
-  Reg cpu = impl(foo, DK::CPU, tagged("cpu"));
-  Reg tracer = impl(foo, DK::Tracer, tagged("tracer"));
-  const LocalDispatchKeySet before = tls_local_dispatch_key_set();
-  EXPECT_EQ(call(foo, on(DeviceType::CPU)), "cpu");
-  {
-    IncludeDispatchKeyGuard include(DK::Tracer);
-    EXPECT_EQ(call(foo, on(DeviceType::CPU)), "tracer");
-    EXPECT_EQ(call_boxed(foo, on(DeviceType::CPU)), "tracer");
-    {
-      ExcludeDispatchKeyGuard exclude(DK::Tracer);
-      EXPECT_EQ(call(foo, on(DeviceType::CPU)), "cpu");
-    }
-    EXPECT_EQ(call(foo, on(DeviceType::CPU)), "tracer");
-  }
-  EXPECT_EQ(call(foo, on(DeviceType::CPU)), "cpu");
-  EXPECT_EQ(tls_local_dispatch_key_set().included, before.included);
-  EXPECT_EQ(tls_local_dispatch_key_set().excluded, before.excluded);
-}
-
-TEST(DispatcherTls, IncludedMetaWinsOverTheTensorsBackend) {
-  const OperatorName foo{"test_dispatcher_tls_meta::foo", ""};
-  Reg d = def("test_dispatcher_tls_meta::foo(Tensor x) -> Tensor");
-  Reg cpu = impl(foo, DK::CPU, tagged("cpu"));
-  Reg meta = impl(foo, DK::Meta, tagged("meta"));
-  IncludeDispatchKeyGuard include(DK::Meta);
-  EXPECT_EQ(call(foo, on(DeviceType::CPU)), "meta");
-}
-
-TEST(DispatcherTls, ExcludingTheBackendLeavesTheCompositeKernel) {
-  const OperatorName foo{"test_dispatcher_tls_excl::foo", ""};
-  Reg d = def("test_dispatcher_tls_excl::foo(Tensor x) -> Tensor");
-  Reg cpu = impl(foo, DK::CPU, tagged("cpu"));
-  Reg cuda = impl(foo, DK::CUDA, tagged("cuda"));
-  {
-    ExcludeDispatchKeyGuard exclude(DK::CPU);
-    EXPECT_THROW(call(foo, on(DeviceType::CPU)), Error) << "no key left, no composite kernel";
-    EXPECT_EQ(call(foo, on(DeviceType::CUDA)), "cuda");
-  }
-  Reg cea = impl(foo, DK::CompositeExplicitAutograd, tagged("cea"));
-  ExcludeDispatchKeyGuard exclude(DK::CPU);
-  EXPECT_EQ(call(foo, on(DeviceType::CPU)), "cea");
 }
 
 // ---- Reclamation -----------------------------------------------------------------------------
