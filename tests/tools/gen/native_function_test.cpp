@@ -72,6 +72,11 @@ TEST(NativeFunctions, OursLoadsStrictly) {
 }
 
 TEST(NativeFunctions, PyTorchsOwnParsesWithUnknownFieldsCounted) {
+  if (!std::filesystem::exists(OPD_PYTORCH_NATIVE_FUNCTIONS_YAML)) {
+    GTEST_SKIP() << OPD_PYTORCH_NATIVE_FUNCTIONS_YAML
+                 << " is absent: this test reads PyTorch's own native_functions.yaml from Debian's "
+                    "python3-torch 1.13.1 (tools/dev installs it)";
+  }
   LoadReport report;
   auto fs = load_native_functions(OPD_PYTORCH_NATIVE_FUNCTIONS_YAML, /*strict=*/false, &report);
   // PyTorch 1.13.1 (Debian's python3-torch): every entry parsed.
