@@ -212,6 +212,17 @@ TEST(EvalParser, SyntaxErrorsNameTheColumnWithACaret) {
               StartsWith("opd eval: unexpected character '$' at column 3"));
 }
 
+// Found by tests/fuzz/eval_parser_fuzzer.cpp: a newline in the program or in a string token
+// broke the message's three lines and moved the caret.
+TEST(EvalParser, SyntaxErrorsKeepThreeLinesWhateverTheProgramHolds) {
+  EXPECT_EQ(error_text<ValueError>([] { parse_program("1 'a\nb\\'\\\\c'"); }),
+            "opd eval: expected ';' between statements but found 'a\\nb\\'\\\\c' at column 3\n"
+            "  1 'a b\\'\\\\c'\n"
+            "    ^");
+  EXPECT_EQ(error_text<ValueError>([] { parse_program("x\t=\n\x01"); }),
+            "opd eval: unexpected character '\\x01' at column 5\n  x = \x01\n      ^");
+}
+
 // `n` lists or calls around 1: "[[1]]", "f(f(1))".
 std::string nested(int n, std::string_view open, std::string_view close) {
   std::string text;

@@ -34,7 +34,8 @@ class Lexer {
         out.push_back({TokenKind::Punct, std::string(1, c), pos_ + 1});
         ++pos_;
       } else {
-        throw_syntax_error(text_, pos_ + 1, fmt::format("opd eval: unexpected character '{}'", c));
+        throw_syntax_error(text_, pos_ + 1,
+                           "opd eval: unexpected character " + quoted_for_message({&c, 1}));
       }
     }
     out.push_back({TokenKind::End, "", text_.size() + 1});
@@ -125,8 +126,42 @@ class Lexer {
 }  // namespace
 
 void throw_syntax_error(std::string_view program, size_t column, const std::string& message) {
-  throw ValueError(fmt::format("{} at column {}\n  {}\n  {}^", message, column, program,
+  std::string shown(program);
+  for (char& c : shown) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f') c = ' ';
+  }
+  throw ValueError(fmt::format("{} at column {}\n  {}\n  {}^", message, column, shown,
                                std::string(column - 1, ' ')));
+}
+
+std::string quoted_for_message(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "'";
 }
 
 std::vector<Token> tokenize(std::string_view program) { return Lexer(program).run(); }

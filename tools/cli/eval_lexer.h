@@ -33,8 +33,15 @@ struct Token {
 // unterminated string.
 std::vector<Token> tokenize(std::string_view program);
 
-// "<message> at column N\n  <program>\n  <caret>": the shape of every syntax error.
+// "<message> at column N\n  <program>\n  <caret>": the shape of every syntax error. The program
+// is shown with tabs, newlines and the other whitespace controls as spaces, so that the caret
+// stays under column N and the message keeps its three lines (as the schema parser's).
+// REQUIRES: `message` has no newline (see quoted_for_message).
 [[noreturn]] void throw_syntax_error(std::string_view program, size_t column,
                                      const std::string& message);
+
+// `text` in single quotes for one line of an error message: a backslash, a quote and control
+// characters escaped as Python's repr does ('a\nb', '\x01'); other bytes as they are.
+std::string quoted_for_message(std::string_view text);
 
 }  // namespace opd::cli::eval

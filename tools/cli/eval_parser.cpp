@@ -58,7 +58,7 @@ class Parser {
 
   static std::string describe(const Token& t) {
     return t.kind == TokenKind::End ? std::string("the end of the program")
-                                    : fmt::format("'{}'", t.text);
+                                    : quoted_for_message(t.text);
   }
 
   Statement statement() {
