@@ -22,19 +22,25 @@ Tensor make_input() {
   return opd::from_blob(data, std::vector<int64_t>{4}, opd::ScalarType::Float32);
 }
 
+// `identity` registered as generated registrations register kernels (OPD_FN: the function is
+// known at compile time), and `identity_rt` through a function pointer known only at run time
+// (a wrapper calls the stored pointer: one more indirect call).
 struct Registered {
   opd::Library def{opd::Library::DEF, "opd_bench"};
   opd::Library cpu{opd::Library::IMPL, "opd_bench", opd::DispatchKey::CPU};
   Registered() {
     def.def("identity(Tensor self) -> Tensor");
-    cpu.impl("identity", &identity);
+    def.def("identity_rt(Tensor self) -> Tensor");
+    cpu.impl("identity", OPD_FN(identity));
+    Tensor (*volatile runtime_pointer)(const Tensor&) = &identity;
+    cpu.impl("identity_rt", runtime_pointer);
   }
 };
 
-opd::TypedOperatorHandle<Tensor(const Tensor&)> identity_op() {
+opd::TypedOperatorHandle<Tensor(const Tensor&)> identity_op(const char* name = "identity") {
   static Registered registered;
   return opd::Dispatcher::singleton()
-      .find_schema_or_throw("opd_bench::identity", "")
+      .find_schema_or_throw(std::string("opd_bench::") + name, "")
       .typed<Tensor(const Tensor&)>();
 }
 
@@ -57,6 +63,16 @@ void BM_DispatchUnboxed(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DispatchUnboxed);
+
+void BM_DispatchUnboxedRuntimeFunctionPointer(benchmark::State& state) {
+  auto op = identity_op("identity_rt");
+  Tensor x = make_input();
+  for (auto _ : state) {
+    Tensor y = op.call(x);
+    benchmark::DoNotOptimize(y);
+  }
+}
+BENCHMARK(BM_DispatchUnboxedRuntimeFunctionPointer);
 
 void BM_DispatchBoxed(benchmark::State& state) {
   auto op = identity_op();
@@ -87,6 +103,7 @@ BENCHMARK(BM_KeySetUnderTlsGuards);
 
 const bool ratios_declared = [] {
   opd::bench::add_ratio("BM_DispatchUnboxed", "BM_DirectCall", "<= 1.2");
+  opd::bench::add_ratio("BM_DispatchUnboxedRuntimeFunctionPointer", "BM_DirectCall", "report");
   opd::bench::add_ratio("BM_DispatchBoxed", "BM_DirectCall", "report");
   return true;
 }();

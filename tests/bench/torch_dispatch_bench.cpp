@@ -143,6 +143,9 @@ const bool ratios_declared = [] {
   opd::bench::add_ratio("BM_TorchDispatchUnboxed", "BM_TorchDirectCall", "PyTorch's own ratio");
   opd::bench::add_ratio("BM_TorchDispatchBoxed", "BM_TorchDirectCall", "PyTorch's own ratio");
   opd::bench::add_ratio("BM_TorchSmallAddRequiresGrad", "BM_TorchSmallAdd", "PyTorch's own ratio");
+  // Issue #13's figures: opdispatch's dispatch (dispatch_bench.cpp) against c10's, same kernel.
+  opd::bench::add_ratio("BM_DispatchUnboxed", "BM_TorchDispatchUnboxed", "report");
+  opd::bench::add_ratio("BM_DispatchBoxed", "BM_TorchDispatchBoxed", "<= 0.5");
   // Issue #4's figure: opdispatch's small add (small_add_bench.cpp) against at::add.
   opd::bench::add_ratio("BM_SmallAddDispatched", "BM_TorchSmallAdd", "< 0.4");
   return true;

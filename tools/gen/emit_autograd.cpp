@@ -1,7 +1,8 @@
 // src/autograd_nodes.h, src/autograd_nodes.cpp, src/autograd_kernels.cpp: one backward node per
 // derivatives.yaml entry and one Autograd kernel per operator, compiled into plugins/autograd.
 // The generated code calls the plugin's support headers (autograd/node.h, saved_variable.h,
-// kernel_support.h, formulas.h); see plugins/autograd/README.md for what each kernel does.
+// kernel_support.h, formulas.h), whose header comments say what each piece does; KernelKind
+// below lists the kinds of kernel generated.
 
 #include <fmt/format.h>
 
@@ -283,11 +284,11 @@ void emit_node(const Analysis& a, std::string& header, std::string& source) {
 
 // How an operator's Autograd kernel behaves.
 enum class KernelKind {
-  Redispatch,
-  OutNotDifferentiable,
-  NotImplemented,
-  NonDifferentiable,
-  Formula
+  Redispatch,            // returns no tensor: calls below autograd, nothing to record
+  OutNotDifferentiable,  // an out= variant: throws when an input requires grad, as PyTorch
+  NotImplemented,        // no derivatives.yaml entry: throws when an input requires grad
+  NonDifferentiable,     // an entry without formulas: calls below autograd, no history
+  Formula                // a node built from the entry's formulas records the history
 };
 
 bool returns_tensor(const FunctionSchema& s) {
@@ -352,8 +353,8 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
       body += fmt::format("  AutoDispatchBelowAutograd guard;\n  return {};\n}}\n\n", redispatch);
     }
     out += body;
-    regs += fmt::format("#line {} \"{}\"\n  m.impl(\"{}\", &{});\n", f.line, o.yaml_display_name,
-                        impl_name(s), name);
+    regs += fmt::format("#line {} \"{}\"\n  m.impl(\"{}\", OPD_FN({}));\n", f.line,
+                        o.yaml_display_name, impl_name(s), name);
     return;
   }
   const DerivativeInfo& d = *a->info;
@@ -426,8 +427,8 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
     body += "  }\n" + mark_view + "  return result;\n}\n\n";
   }
   out += body;
-  regs += fmt::format("#line {} \"{}\"\n  m.impl(\"{}\", &{});\n", f.line, o.yaml_display_name,
-                      impl_name(s), name);
+  regs += fmt::format("#line {} \"{}\"\n  m.impl(\"{}\", OPD_FN({}));\n", f.line,
+                      o.yaml_display_name, impl_name(s), name);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ void emit_native(const std::vector<NativeFunction>& fs, const EmitOptions& o) {
       const FunctionSchema& s = k.f->schema;
       decls += fmt::format("// {}:{}  {}\n{} {}({});\n", o.yaml_display_name, k.f->line, k.f->func,
                            cpp_return_type(s), k.name, param_list(cpp_params(s), false));
-      regs += fmt::format("#line {} \"{}\"\n  m.impl(\"{}\", &{});\n", k.f->line,
+      regs += fmt::format("#line {} \"{}\"\n  m.impl(\"{}\", OPD_FN({}));\n", k.f->line,
                           o.yaml_display_name, impl_name(s), k.name);
     }
     const std::string banner =

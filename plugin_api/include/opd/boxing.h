@@ -178,23 +178,41 @@ struct Holder {
 
 // ---- Results ---------------------------------------------------------------------------------
 
-// A kernel's result as IValues: one per tuple element, or one.
-template <class Ret>
-auto box_results(const Ret& r) {
-  using D = std::remove_cvref_t<Ret>;
-  if constexpr (requires { std::tuple_size<D>::value; }) {
-    return std::apply(
-        [](const auto&... e) {
-          return std::array<IValue, sizeof...(e)>{TraitsOf<decltype(e)>::box(e)...};
-        },
-        r);
+// One result as an IValue. A Tensor the kernel returned by value is moved in (no reference
+// count traffic); anything else is boxed from a reference, as a Tensor& result must be: it is
+// an argument.
+template <class E, class V>
+IValue box_result(V&& v) {
+  if constexpr (std::is_same_v<E, Tensor>) {
+    return IValue(std::move(v));
   } else {
-    return std::array<IValue, 1>{TraitsOf<Ret>::box(r)};
+    return TraitsOf<E>::box(v);
   }
 }
 
+// A kernel's result as IValues: one per tuple element, or one. `r` is the kernel's Ret.
+template <class Ret, class R>
+auto box_results(R&& r) {
+  using D = std::remove_cvref_t<Ret>;
+  if constexpr (requires { std::tuple_size<D>::value; }) {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::array<IValue, sizeof...(I)>{
+          box_result<std::tuple_element_t<I, D>>(std::get<I>(r))...};
+    }
+    (std::make_index_sequence<std::tuple_size_v<D>>{});
+  } else if constexpr (std::is_reference_v<Ret>) {
+    return std::array<IValue, 1>{TraitsOf<Ret>::box(r)};
+  } else {
+    return std::array<IValue, 1>{box_result<Ret>(r)};
+  }
+}
+
+// Takes a result off the stack: a Tensor is moved out, anything else copied.
 template <class T>
 std::remove_cvref_t<T> pop_owned(IValue& v) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<T>, Tensor>) {
+    if (v.is_tensor()) return std::move(v).to_tensor();
+  }
   return std::remove_cvref_t<T>(TraitsOf<T>::get(v));
 }
 

@@ -14,6 +14,26 @@ namespace opd {
 
 class OperatorHandle;
 
+// A function known at compile time, as a kernel: `m.impl("add.Tensor", OPD_FN(add_Tensor))`.
+// The dispatcher then calls one wrapper into which the function is inlined (or tail-called),
+// instead of a wrapper that calls a stored function pointer: one indirect call per dispatch
+// instead of two (PyTorch's TORCH_FN). Generated registrations use it.
+template <auto F>
+struct CompileTimeFunction {
+  static_assert(std::is_pointer_v<decltype(F)> &&
+                    std::is_function_v<std::remove_pointer_t<decltype(F)>>,
+                "OPD_FN takes a function");
+  static constexpr auto kFunction = F;
+};
+#define OPD_FN(f) (::opd::CompileTimeFunction<&(f)>())
+
+namespace detail {
+template <class T>
+inline constexpr bool kIsCompileTimeFunction = false;
+template <auto F>
+inline constexpr bool kIsCompileTimeFunction<CompileTimeFunction<F>> = true;
+}  // namespace detail
+
 // Base of kernel functors. A stateful kernel derives from it (or is wrapped in a subclass) so
 // that the dispatcher can own and destroy it.
 class OperatorKernel {
@@ -45,6 +65,9 @@ class OPD_API KernelFunction {
   // that redispatch): a function pointer, a lambda, or a functor with state.
   template <class F>
   static KernelFunction make_from_unboxed_callable(F f);
+  // A function known at compile time (OPD_FN): no functor, one indirect call per dispatch.
+  template <auto F>
+  static KernelFunction make_from_unboxed_function();
 
   bool is_valid() const { return boxed_ != nullptr; }
   bool is_fallthrough() const;
@@ -122,7 +145,33 @@ struct UnboxedAdapter<F, Ret(Args...), TakesKeys> {
   }
 };
 
+template <auto F, class Sig = typename CallableTraits<decltype(F)>::Signature,
+          bool TakesKeys = CallableTraits<decltype(F)>::takes_dispatch_key_set>
+struct FunctionAdapter;
+
+template <auto F, class Ret, class... Args, bool TakesKeys>
+struct FunctionAdapter<F, Ret(Args...), TakesKeys> {
+  static Ret unboxed(OperatorKernel*, DispatchKeySet ks, Args... args) {
+    if constexpr (TakesKeys) {
+      return F(ks, std::forward<Args>(args)...);
+    } else {
+      return F(std::forward<Args>(args)...);
+    }
+  }
+  static void boxed(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+    call_unboxed_from_boxed<Ret, Args...>(
+        [&](Args... args) -> Ret { return unboxed(nullptr, ks, std::forward<Args>(args)...); }, op,
+        stack);
+  }
+};
+
 }  // namespace detail
+
+template <auto F>
+KernelFunction KernelFunction::make_from_unboxed_function() {
+  using Adapter = detail::FunctionAdapter<F>;
+  return KernelFunction(nullptr, &Adapter::boxed, reinterpret_cast<void*>(&Adapter::unboxed));
+}
 
 template <class F>
 KernelFunction KernelFunction::make_from_boxed_functor(std::unique_ptr<F> f) {

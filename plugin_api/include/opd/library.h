@@ -71,7 +71,13 @@ class CppFunction {
   requires(!std::is_same_v<std::remove_cvref_t<F>, CppFunction>)
       CppFunction(F&& f) {  // NOLINT: implicit by design, as torch::CppFunction
     using D = std::decay_t<F>;
-    if constexpr (detail::kIsBoxedCallable<D>) {
+    if constexpr (detail::kIsCompileTimeFunction<D>) {
+      using Sig = typename detail::CallableTraits<decltype(D::kFunction)>::Signature;
+      kernel_ = KernelFunction::make_from_unboxed_function<D::kFunction>();
+      signature_ = CppSignature::make<Sig>();
+      inferred_text_ = &detail::InferredSchema<Sig>::text();
+      inferred_schema_ = detail::InferredSchema<Sig>::parsed();
+    } else if constexpr (detail::kIsBoxedCallable<D>) {
       kernel_ = KernelFunction::make_from_boxed_functor(
           std::make_unique<detail::BoxedCallableFunctor<D>>(std::forward<F>(f)));
     } else {
