@@ -56,3 +56,17 @@ set(OPD_API_SOURCES
   src/autograd_thread_state.cpp
   src/plugin_object.cpp
 )
+
+# The schema parser with what it needs (errors, dispatch-key names), compiled once: opd-gen
+# (tools/gen), which runs before libopd_core.so exists, and libopd_core.so link the same objects.
+if(NOT TARGET opd_schema_objects)
+  set(_opd_schema_objects_sources ${OPD_ERROR_SOURCES} ${OPD_SCHEMA_SOURCES} src/dispatch_key.cpp)
+  list(TRANSFORM _opd_schema_objects_sources PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+  add_library(opd_schema_objects OBJECT ${_opd_schema_objects_sources})
+  target_include_directories(opd_schema_objects
+    PUBLIC
+      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/plugin_api/include>
+      $<BUILD_INTERFACE:${CMAKE_CURRENT_LIST_DIR}/include>
+    PRIVATE ${CMAKE_CURRENT_LIST_DIR}/src)
+  target_link_libraries(opd_schema_objects PUBLIC fmt::fmt PRIVATE nlohmann_json::nlohmann_json)
+endif()
