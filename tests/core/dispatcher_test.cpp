@@ -430,7 +430,8 @@ class RegisteringListener : public OpRegistrationListener {
  public:
   void on_operator_registered(const OperatorHandle& op) override {
     if (op.operator_name().name != "test_dispatcher_listen6::a") return;
-    dispatcher().register_def(parse_schema("test_dispatcher_listen6::b(Tensor x) -> Tensor"), "");
+    (void)dispatcher().register_def(parse_schema("test_dispatcher_listen6::b(Tensor x) -> Tensor"),
+                                    "");
   }
   void on_operator_deregistered(const OperatorHandle&) override {}
 };

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <set>
+#include <utility>
 
 #include "opd/dispatch_key.h"
 #include "opd/error.h"
@@ -56,15 +57,14 @@ NativeFunction load_entry(const std::string& path, const YAML::Node& e, bool str
   }
   std::string func = scalar(path, e["func"], "func");
   std::string text = func.find("::") == std::string::npos ? "aten::" + func : func;
-  NativeFunction f{[&] {
+  FunctionSchema schema = [&] {
     try {
       return parse_schema(text);
     } catch (const Error& err) {
       fail(path, e["func"].Mark(), err.what());
     }
-  }()};
-  f.func = func;
-  f.line = e["func"].Mark().line + 1;
+  }();
+  NativeFunction f{std::move(schema), func, e["func"].Mark().line + 1, true, false, {}, {}};
   if (e["variants"]) {
     auto variants = split(scalar(path, e["variants"], "variants"), ',');
     f.function_variant = f.method_variant = false;
