@@ -46,6 +46,7 @@ set(OPD_PLUGIN_SOURCES
   src/plugin_manifest.cpp
   src/plugin_library.cpp
   src/plugin_search.cpp
+  src/plugin_residency.cpp
   src/plugin_manager.cpp
 )
 

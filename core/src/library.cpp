@@ -7,6 +7,7 @@
 
 #include "opd/dispatcher.h"
 #include "opd/error.h"
+#include "registration_context.h"
 
 namespace opd {
 namespace {
@@ -157,6 +158,9 @@ Library& Library::register_impl(std::string_view name, std::optional<DispatchKey
   OPD_CHECK(ns_ != "_", "impl({}): an IMPL library of namespace _ can only register fallbacks ({})",
             name, debug(loc));
   OperatorName op = qualify(parse_operator_name(name), ns_, kind_, "operator name");
+  // Inside a plugin: only on a key its manifest declares (Note [Declared dispatch keys]).
+  detail::check_declared_key(key.value_or(DispatchKey::CompositeImplicitAutograd),
+                             "a kernel for " + op.to_string());
   registrations_.push_back(Dispatcher::singleton().register_impl(
       std::move(op), key, f.kernel(), f.signature(), f.parsed_inferred_schema(), debug(loc)));
   return *this;
@@ -171,6 +175,7 @@ Library& Library::fallback(CppFunction f, std::source_location loc) & {
             ns_, key_ ? to_string(*key_) : "YourDispatchKey", debug(loc));
   OPD_CHECK(key_.has_value(), "fallback(...): the IMPL library has no dispatch key ({})",
             debug(loc));
+  detail::check_declared_key(*key_, "a backend fallback");
   DispatchKeySet keys = runtime_keys_for(*key_);
   size_t before = registrations_.size();
   try {

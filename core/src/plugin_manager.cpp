@@ -18,6 +18,7 @@
 #include "opd/error.h"
 #include "plugin_library.h"
 #include "plugin_manifest.h"
+#include "plugin_residency.h"
 #include "plugin_search.h"
 #include "registration_context.h"
 
@@ -41,23 +42,29 @@ const char* to_string(PluginState s) {
       return "unloaded";
     case PluginState::Resident:
       return "resident";
+    case PluginState::Loading:
+      return "loading";
   }
   return "?";
 }
 
 namespace {
 
-// A plugin the manager has seen. `state` and `reason` are also written by the library's
-// destructor, from whichever thread drops the last reference: guarded by `mutex`.
+// A plugin the manager has seen. Every field is guarded by `mutex`: list() and status() read
+// records without the manager's life-cycle mutex, and the library's closing writes `state` and
+// `reason` from whichever thread drops its last reference. Only the holder of the life-cycle
+// mutex writes the other fields.
 struct Record {
   std::mutex mutex;
   PluginState state = PluginState::Available;
   std::string reason;
   uint64_t generation = 0;  // bumped by every load and reload
   PluginManifest manifest;
-  // The manager's reference while loaded (null otherwise).
-  std::shared_ptr<PluginLibrary> library;
-  const opd_plugin_info* info = nullptr;
+  // The manager's reference while loaded (null otherwise); registrations_owned_by's key.
+  std::shared_ptr<LibraryOwner> owner;
+  const opd_plugin_info* info = nullptr;  // in the library: valid while `owner` is set
+  std::string version;                    // the library's, copied (status must not read it late)
+  uint64_t served_keys = 0;               // bit k: DispatchKey k (opd_plugin_context)
 };
 
 PluginState state_of(Record& r) {
@@ -71,10 +78,29 @@ void set_state(Record& r, PluginState s, std::string reason = {}) {
   r.reason = std::move(reason);
 }
 
+std::vector<DispatchKey> keys_of(uint64_t bits) {
+  std::vector<DispatchKey> out;
+  for (int k = 0; k < kNumDispatchKeys; ++k) {
+    if (bits & (uint64_t{1} << k)) out.push_back(static_cast<DispatchKey>(k));
+  }
+  return out;
+}
+
+// What a successful registration leaves: the library's owner and what it registered.
+struct Registered {
+  std::shared_ptr<LibraryOwner> owner;  // null when the plugin reported itself unavailable
+  const opd_plugin_info* info = nullptr;
+  uint64_t served_keys = 0;
+  std::string unavailable_reason;
+};
+
 }  // namespace
 
 struct PluginManager::Impl {
-  std::recursive_mutex mutex;  // loads may load what they require
+  // Serialises loads, unloads and reloads (recursive: loads load what they require). Held while
+  // plugin code runs; list() and status() never take it.
+  std::recursive_mutex mutex;
+  std::mutex records_mutex;  // guards `records` (the map; each Record guards itself)
   std::map<std::string, std::shared_ptr<Record>> records;
 
   std::vector<fs::path> dirs() { return plugin_search_dirs(); }
@@ -83,75 +109,101 @@ struct PluginManager::Impl {
     return scan_manifests(dirs(), want);
   }
 
-  Record& record_for(const PluginManifest& m) {
-    auto& r = records[m.plugin];
-    if (!r) r = std::make_shared<Record>();
-    bool live = r->library != nullptr;
-    if (!live) r->manifest = m;
-    return *r;
-  }
-
   PluginManifest find(const std::string& name_or_manifest) {
     return find_manifest(name_or_manifest);
   }
 
-  PluginStatus status_of(Record& r) {
-    std::lock_guard lock(r.mutex);
+  // The record of `m`'s plugin, made if new; takes `m` as its manifest unless it is loaded (or
+  // being loaded) from another.
+  std::shared_ptr<Record> record_for(const PluginManifest& m) {
+    std::shared_ptr<Record> r;
+    {
+      std::lock_guard lock(records_mutex);
+      auto& slot = records[m.plugin];
+      if (!slot) slot = std::make_shared<Record>();
+      r = slot;
+    }
+    std::lock_guard lock(r->mutex);
+    if (!r->owner && r->state != PluginState::Loading) r->manifest = m;
+    return r;
+  }
+
+  std::shared_ptr<Record> find_record(const std::string& name) {
+    std::lock_guard lock(records_mutex);
+    auto it = records.find(name);
+    return it == records.end() ? nullptr : it->second;
+  }
+
+  std::vector<std::shared_ptr<Record>> all_records() {
+    std::lock_guard lock(records_mutex);
+    std::vector<std::shared_ptr<Record>> out;
+    for (auto& [name, r] : records) out.push_back(r);
+    return out;
+  }
+
+  static PluginStatus status_of(Record& r) {
     PluginStatus s;
-    const PluginManifest& m = r.manifest;
-    s.name = m.plugin;
-    s.version = r.info && r.info->version ? r.info->version : m.version;
-    s.state = r.state;
-    s.reason = r.reason;
-    s.dispatch_keys = m.dispatch_keys;
-    s.requires_ = m.requires_;
-    s.load_default = m.load_default;
-    s.description = m.description;
-    s.manifest = m.path.string();
-    s.library = m.library.string();
-    if (r.library)
-      s.registrations = Dispatcher::singleton().registrations_owned_by(r.library.get());
+    std::shared_ptr<LibraryOwner> owner;
+    {
+      std::lock_guard lock(r.mutex);
+      const PluginManifest& m = r.manifest;
+      s.name = m.plugin;
+      s.version = r.version.empty() ? m.version : r.version;
+      s.state = r.state;
+      s.reason = r.reason;
+      s.dispatch_keys = m.dispatch_keys;
+      s.served_keys = keys_of(r.served_keys);
+      s.requires_ = m.requires_;
+      s.load_default = m.load_default;
+      s.description = m.description;
+      s.manifest = m.path.string();
+      s.library = m.library.string();
+      owner = r.owner;
+    }
+    // Outside r.mutex: dropping `owner` may close the library, which locks it.
+    if (owner) s.registrations = Dispatcher::singleton().registrations_owned_by(owner.get());
     return s;
   }
 
-  // Opens, checks and registers a plugin library. On success returns the library with its
-  // registrations in place and sets `*info`; on `unavailable` returns null and sets
-  // `unavailable_reason`.
-  // Throws PluginError for everything else, leaving nothing registered.
-  std::shared_ptr<PluginLibrary> open_and_register(const PluginManifest& m, bool private_copy,
-                                                   const void* replaces,
-                                                   const opd_plugin_info** info_out,
-                                                   std::string* unavailable_reason) {
+  // Opens, checks and registers a plugin library (`replaces`: the owner of the version a reload
+  // replaces). Returns the owner of the library with its registrations in place, or no owner and
+  // the reason when the plugin reported itself unavailable. Throws PluginError for everything
+  // else, leaving nothing registered.
+  Registered open_and_register(const PluginManifest& m, bool private_copy, const void* replaces) {
     if (m.abi != OPD_PLUGIN_ABI_MAJOR) {
       throw PluginError(
           fmt::format("{}: the manifest says plugin ABI {}, but this opdispatch supports ABI {}",
                       m.where("abi"), m.abi, OPD_PLUGIN_ABI_MAJOR));
     }
+    // Before the library is mapped: its static initialisers may start threads too.
+    std::set<pid_t> threads_before = process_threads();
     auto lib = open_checked_library(m, private_copy);
     const opd_plugin_info& info = lib->entry();
     if (m.plugin != info.name) {
       throw PluginError(fmt::format("{}: the manifest names plugin '{}' but the library is '{}'",
                                     m.where("plugin"), m.plugin, info.name));
     }
+    std::shared_ptr<LibraryOwner> owner = own_library(
+        std::move(lib), reinterpret_cast<const void*>(info.register_fn), std::move(threads_before));
     opd_plugin_context ctx;
     ctx.suffix = fmt::format(" (plugin {} {})", info.name, info.version);
-    ctx.owner = lib;
+    ctx.owner = owner;
     ctx.replaces = replaces;
+    ctx.plugin = m.plugin;
+    ctx.declared_keys = m.dispatch_keys;
     opd_plugin_status status;
     {
       detail::ScopedRegistrationContext scope(&ctx);
       status = info.register_fn(&ctx);
     }
+    registration_ran(*owner, process_threads());
     ctx.owner.reset();
-    if (status == OPD_PLUGIN_OK) {
-      *info_out = &info;
-      return lib;
-    }
+    if (status == OPD_PLUGIN_OK) return {std::move(owner), &info, ctx.served_keys, {}};
     Dispatcher& d = Dispatcher::singleton();
-    if (size_t left = d.registrations_owned_by(lib.get()); left > 0) {
+    if (size_t left = d.registrations_owned_by(owner.get()); left > 0) {
       // A misbehaving plugin: make it clean up through its shutdown callback.
       if (info.shutdown_fn) info.shutdown_fn();
-      left = d.registrations_owned_by(lib.get());
+      left = d.registrations_owned_by(owner.get());
       if (left > 0) {
         throw PluginError(fmt::format(
             "{}: registration failed ({}) and the plugin left {} registrations behind; it stays "
@@ -161,17 +213,24 @@ struct PluginManager::Impl {
     }
     d.reclaim();  // its undone kernels hold references on the library
     if (status == OPD_PLUGIN_UNAVAILABLE) {
-      *unavailable_reason =
-          ctx.message.empty() ? "the plugin reported itself unavailable" : ctx.message;
-      return nullptr;
+      return {nullptr, nullptr, 0,
+              ctx.message.empty() ? "the plugin reported itself unavailable" : ctx.message};
     }
     throw PluginError(fmt::format("{}: registration failed: {}", m.library.string(),
                                   ctx.message.empty() ? "(no message)" : ctx.message));
   }
 
   PluginStatus load(const PluginManifest& m, std::vector<std::string>& chain) {
-    Record& r = record_for(m);
-    if (state_of(r) == PluginState::Loaded) return status_of(r);
+    std::shared_ptr<Record> rp = record_for(m);
+    Record& r = *rp;
+    PluginState state = state_of(r);
+    if (state == PluginState::Loaded) return status_of(r);
+    // Only this thread can see it loading: it holds the life-cycle mutex.
+    if (state == PluginState::Loading) {
+      throw PluginError(fmt::format(
+          "plugin '{}' is already being loaded (re-entrant load from its own registration)",
+          m.plugin));
+    }
     if (std::find(chain.begin(), chain.end(), m.plugin) != chain.end()) {
       std::string cycle;
       for (const auto& c : chain) cycle += c + " -> ";
@@ -179,6 +238,12 @@ struct PluginManager::Impl {
           fmt::format("{}: circular requires: {}{}", m.path.string(), cycle, m.plugin));
     }
     chain.push_back(m.plugin);
+    {
+      std::lock_guard lock(r.mutex);
+      r.manifest = m;
+      r.state = PluginState::Loading;
+      r.reason.clear();
+    }
     try {
       for (const std::string& dep : m.requires_) {
         PluginStatus s;
@@ -193,20 +258,19 @@ struct PluginManager::Impl {
                                         m.where("requires"), dep, to_string(s.state), s.reason));
         }
       }
-      std::string unavailable;
-      const opd_plugin_info* info = nullptr;
-      auto lib = open_and_register(m, /*private_copy=*/false, nullptr, &info, &unavailable);
-      if (!lib) {
-        set_state(r, PluginState::Unavailable, unavailable);
+      Registered reg = open_and_register(m, /*private_copy=*/false, nullptr);
+      if (!reg.owner) {
+        set_state(r, PluginState::Unavailable, reg.unavailable_reason);
       } else {
         // Watch first: it retires the closing callback of any earlier library of this record.
-        watch(r, *lib);
-        {
-          std::lock_guard lock(r.mutex);
-          r.info = info;
-        }
-        r.library = std::move(lib);
-        set_state(r, PluginState::Loaded);
+        watch(rp, *reg.owner);
+        std::lock_guard lock(r.mutex);
+        r.info = reg.info;
+        r.version = reg.info->version;
+        r.served_keys = reg.served_keys;
+        r.owner = std::move(reg.owner);
+        r.state = PluginState::Loaded;
+        r.reason.clear();
       }
     } catch (const PluginError& e) {
       set_state(r, PluginState::Failed, e.msg());
@@ -217,15 +281,16 @@ struct PluginManager::Impl {
     return status_of(r);
   }
 
-  // Records the library's closing in `r`, unless a newer load or reload replaced it.
-  void watch(Record& r, PluginLibrary& lib) {
+  // Records the library's closing (or its being kept mapped) in `r`, unless a newer load or
+  // reload replaced it.
+  static void watch(const std::shared_ptr<Record>& r, LibraryOwner& owner) {
     uint64_t generation;
     {
-      std::lock_guard lock(r.mutex);
-      generation = ++r.generation;
+      std::lock_guard lock(r->mutex);
+      generation = ++r->generation;
     }
-    std::weak_ptr<Record> weak = records[r.manifest.plugin];
-    lib.on_closed([weak, generation](bool resident, const std::string& reason) {
+    std::weak_ptr<Record> weak = r;
+    auto closed = [weak, generation](bool resident, const std::string& reason) {
       auto rec = weak.lock();
       if (!rec) return;
       std::lock_guard lock(rec->mutex);
@@ -233,19 +298,19 @@ struct PluginManager::Impl {
       rec->state = resident ? PluginState::Resident : PluginState::Unloaded;
       rec->reason = reason;
       rec->info = nullptr;
-    });
+    };
+    owner.library->on_closed(closed);
+    owner.on_kept = closed;
   }
 
-  // Drops the manager's reference on a deregistered library after giving calls in flight a
-  // moment to finish, so that replaced kernels can be freed and the library unmapped now.
-  void release(Record& r, std::shared_ptr<PluginLibrary> lib) {
-    Dispatcher& d = Dispatcher::singleton();
-    for (int i = 0; i < 200 && lib.use_count() > 1; ++i) {
-      d.reclaim();
-      if (lib.use_count() > 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    long others = lib.use_count() - 1;
-    lib.reset();
+  // Drops the manager's reference on a deregistered library. It does not wait for calls in
+  // flight: what they may still use (replaced kernels, the plugin's self reference) is freed by
+  // the dispatcher once they have returned (Note [Kernel reclamation]), at this reclaim when no
+  // call is running, else at a later one (status() and list() reclaim).
+  static void release(Record& r, std::shared_ptr<LibraryOwner> owner) {
+    Dispatcher::singleton().reclaim();
+    long others = owner.use_count() - 1;
+    owner.reset();
     if (others > 0) {
       std::lock_guard lock(r.mutex);
       if (r.state == PluginState::Unloading) {
@@ -258,17 +323,26 @@ struct PluginManager::Impl {
   }
 
   PluginStatus unload(const std::string& name, bool cascade) {
-    auto it = records.find(name);
-    if (it == records.end() || !it->second->library) {
-      throw PluginError(fmt::format(
-          "cannot unload plugin '{}': it is not loaded{}", name,
-          it == records.end() ? "" : fmt::format(" (state {})", to_string(state_of(*it->second)))));
+    std::shared_ptr<Record> rp = find_record(name);
+    bool loaded = false;
+    if (rp) {
+      std::lock_guard lock(rp->mutex);
+      loaded = rp->owner != nullptr;
     }
-    Record& r = *it->second;
-    for (auto& [other, rec] : records) {
-      if (!rec->library) continue;
-      const auto& reqs = rec->manifest.requires_;
-      if (std::find(reqs.begin(), reqs.end(), name) == reqs.end()) continue;
+    if (!loaded) {
+      throw PluginError(
+          fmt::format("cannot unload plugin '{}': it is not loaded{}", name,
+                      rp ? fmt::format(" (state {})", to_string(state_of(*rp))) : std::string()));
+    }
+    Record& r = *rp;
+    for (const auto& rec : all_records()) {
+      std::string other;
+      {
+        std::lock_guard lock(rec->mutex);
+        const auto& reqs = rec->manifest.requires_;
+        if (!rec->owner || std::find(reqs.begin(), reqs.end(), name) == reqs.end()) continue;
+        other = rec->manifest.plugin;
+      }
       if (!cascade) {
         throw PluginError(fmt::format(
             "cannot unload plugin '{}': the loaded plugin '{}' requires it; unload '{}' first, "
@@ -277,48 +351,61 @@ struct PluginManager::Impl {
       }
       unload(other, true);
     }
-    std::shared_ptr<PluginLibrary> lib = std::move(r.library);
-    set_state(r, PluginState::Unloading);
-    if (r.info && r.info->shutdown_fn) r.info->shutdown_fn();
-    if (size_t left = Dispatcher::singleton().registrations_owned_by(lib.get()); left > 0) {
+    std::shared_ptr<LibraryOwner> owner;
+    const opd_plugin_info* info;
+    {
+      std::lock_guard lock(r.mutex);
+      owner = std::move(r.owner);
+      info = r.info;
+      r.served_keys = 0;
+      r.state = PluginState::Unloading;
+      r.reason.clear();
+    }
+    if (info && info->shutdown_fn) info->shutdown_fn();
+    if (size_t left = Dispatcher::singleton().registrations_owned_by(owner.get()); left > 0) {
       logger()->error("plugin {}: shutdown left {} registrations behind", name, left);
       set_state(
           r, PluginState::Resident,
           fmt::format("shutdown left {} registrations behind; the library stays mapped", left));
     }
-    release(r, std::move(lib));
+    release(r, std::move(owner));
     return status_of(r);
   }
 
   PluginStatus reload(const std::string& name) {
-    auto it = records.find(name);
-    if (it == records.end() || !it->second->library) {
-      throw PluginError(fmt::format("cannot reload plugin '{}': it is not loaded", name));
+    std::shared_ptr<Record> rp = find_record(name);
+    std::shared_ptr<LibraryOwner> old;
+    const opd_plugin_info* old_info = nullptr;
+    fs::path manifest_path;
+    if (rp) {
+      std::lock_guard lock(rp->mutex);
+      old = rp->owner;
+      old_info = rp->info;
+      manifest_path = rp->manifest.path;
     }
-    Record& r = *it->second;
-    PluginManifest m = read_manifest(r.manifest.path);
-    std::shared_ptr<PluginLibrary> old = r.library;
-    const opd_plugin_info* old_info = r.info;
-    std::string unavailable;
-    const opd_plugin_info* new_info = nullptr;
+    if (!old) throw PluginError(fmt::format("cannot reload plugin '{}': it is not loaded", name));
+    Record& r = *rp;
+    PluginManifest m = read_manifest(manifest_path);
     // The new version registers on top of the old one (newest kernel wins), then the old one
     // is deregistered: a call at any moment finds one of the two.
-    auto lib = open_and_register(m, /*private_copy=*/true, old.get(), &new_info, &unavailable);
-    if (!lib) {
+    Registered reg = open_and_register(m, /*private_copy=*/true, old.get());
+    if (!reg.owner) {
       throw PluginError(fmt::format("cannot reload plugin '{}': the new version is unavailable: {}",
-                                    name, unavailable));
+                                    name, reg.unavailable_reason));
     }
     if (old_info->shutdown_fn) old_info->shutdown_fn();
-    r.manifest = m;
-    r.library = lib;
-    watch(r, *lib);
+    watch(rp, *reg.owner);
     {
       std::lock_guard lock(r.mutex);
-      r.info = new_info;
+      r.manifest = m;
+      r.info = reg.info;
+      r.version = reg.info->version;
+      r.served_keys = reg.served_keys;
+      r.owner = std::move(reg.owner);
+      r.state = PluginState::Loaded;
+      r.reason.clear();
     }
-    set_state(r, PluginState::Loaded);
-    old.reset();
-    release(r, nullptr);
+    release(r, std::move(old));
     return status_of(r);
   }
 };
@@ -336,12 +423,13 @@ std::vector<std::string> PluginManager::search_path() {
   return out;
 }
 
+// list() and status() do not take the life-cycle mutex (a registration may wait on a thread
+// that calls them); they see a plugin being loaded as `loading`.
 std::vector<PluginStatus> PluginManager::list() {
-  std::lock_guard lock(impl_->mutex);
   Dispatcher::singleton().reclaim();
   for (auto& m : impl_->scan()) impl_->record_for(m);
   std::vector<PluginStatus> out;
-  for (auto& [name, r] : impl_->records) out.push_back(impl_->status_of(*r));
+  for (const auto& r : impl_->all_records()) out.push_back(Impl::status_of(*r));
   return out;
 }
 
@@ -361,7 +449,7 @@ std::vector<PluginStatus> PluginManager::load_default() {
       out.push_back(impl_->load(m, chain));
     } catch (const PluginError& e) {
       logger()->warn("{}", e.msg());
-      out.push_back(impl_->status_of(impl_->record_for(m)));
+      out.push_back(Impl::status_of(*impl_->record_for(m)));
     }
   }
   return out;
@@ -378,16 +466,12 @@ PluginStatus PluginManager::reload(const std::string& name) {
 }
 
 PluginStatus PluginManager::status(const std::string& name) {
-  std::lock_guard lock(impl_->mutex);
   Dispatcher::singleton().reclaim();
-  auto it = impl_->records.find(name);
-  if (it == impl_->records.end()) {
-    for (auto& m : impl_->scan()) {
-      if (m.plugin == name) return impl_->status_of(impl_->record_for(m));
-    }
-    throw PluginError(fmt::format("no plugin named '{}' is known", name));
+  if (std::shared_ptr<Record> r = impl_->find_record(name)) return Impl::status_of(*r);
+  for (auto& m : impl_->scan()) {
+    if (m.plugin == name) return Impl::status_of(*impl_->record_for(m));
   }
-  return impl_->status_of(*it->second);
+  throw PluginError(fmt::format("no plugin named '{}' is known", name));
 }
 
 }  // namespace opd

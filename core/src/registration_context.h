@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "opd/plugin.h"
 
@@ -18,12 +20,27 @@ struct opd_plugin_context {
   const void* replaces = nullptr;
   // Set by the plugin through opd_plugin_set_message.
   std::string message;
+  // The plugin's name and its manifest's dispatch_keys: kernels and fallbacks on other keys are
+  // refused (Note [Declared dispatch keys] in registration_context.cpp).
+  std::string plugin;
+  std::vector<opd::DispatchKey> declared_keys;
+  // Bit k: a kernel or fallback was registered on DispatchKey k (as given, alias keys included).
+  uint64_t served_keys = 0;
 };
 
 namespace opd::detail {
 
 // The context of the registration running on this thread, or null (executables, tests).
 opd_plugin_context* current_registration_context();
+
+// Inside a plugin's registration: throws PluginError when `key` is not one the plugin's manifest
+// declares (Note [Declared dispatch keys]), else records it as served. `what` names the
+// registration ("a kernel for aten::add.Tensor", "a backend fallback"). Outside one: nothing.
+void check_declared_key(opd::DispatchKey key, const std::string& what);
+
+// Whether declaring `declared` lets a plugin register on `key`. Exported for the tests.
+OPD_API bool declared_keys_allow(const std::vector<opd::DispatchKey>& declared,
+                                 opd::DispatchKey key);
 
 // Installs `ctx` for the scope.
 class ScopedRegistrationContext {

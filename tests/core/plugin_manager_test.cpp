@@ -27,6 +27,7 @@
 #include "opd/tensor.h"
 #include "plugin_manifest.h"
 #include "plugins/fixtures.h"
+#include "registration_context.h"
 
 namespace opd {
 namespace {
@@ -395,8 +396,13 @@ TEST_F(PluginManagerTest, CallRunningInsideAPluginKeepsItMappedUntilItReturns) {
   std::thread caller([&] { EXPECT_EQ(block.call(t), 0); });
   while (std::atomic_ref<int32_t>(flags[0]).load() == 0) std::this_thread::yield();
 
+  // Unloading does not wait for the call (it used to poll for up to 200 ms, holding the
+  // manager's mutex): what the call may still use is freed once it returns.
+  auto start = std::chrono::steady_clock::now();
   PluginStatus s = plugins().unload("allocator");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
   EXPECT_EQ(s.state, PluginState::Unloading);
+  EXPECT_THAT(s.reason, HasSubstr("stays mapped"));
   EXPECT_FALSE(find_op("allocator::block"));
   EXPECT_TRUE(is_mapped(lib));
 
@@ -642,6 +648,112 @@ TEST_F(PluginManagerTest, AFallbackOfAnotherOwnerStillCollides) {
   }
   EXPECT_EQ(plugins().status("fallback").state, PluginState::Failed);
   EXPECT_FALSE(Dispatcher::singleton().find_op(OperatorName{"fixture_fallback::traced", ""}));
+}
+
+}  // namespace
+}  // namespace opd
+
+// ---- Life cycle under hostile plugins: re-entrant loads, status during a load, undeclared
+// keys, threads left running ---------------------------------------------------------------
+
+namespace opd {
+namespace {
+
+TEST_F(PluginManagerTest, ReentrantLoadFromItsOwnRegistrationIsRefused) {
+  fs::path lib = plugin_dir() / "reentrant" / "libopd_reentrant.so";
+  std::string msg = load_error(manifest("reentrant"));
+  EXPECT_THAT(msg, AllOf(HasSubstr(lib.string()), HasSubstr("registration failed"),
+                         HasSubstr("plugin 'reentrant' is already being loaded (re-entrant load "
+                                   "from its own registration)")));
+  PluginStatus s = plugins().status("reentrant");
+  EXPECT_EQ(s.state, PluginState::Failed);
+  EXPECT_EQ(s.registrations, 0u);
+  EXPECT_FALSE(find_op("reentrant::answer"));
+  EXPECT_FALSE(is_mapped(lib));
+}
+
+// The registration blocks until another thread's status() and list() return: they must not
+// wait for the load (which holds the life-cycle mutex), and they report the plugin `loading`.
+TEST_F(PluginManagerTest, StatusAndListAnswerWhileALoadIsInProgressAndShowItLoading) {
+  PluginStatus s = plugins().load(manifest("status_waiter"));
+  ASSERT_EQ(s.state, PluginState::Loaded) << s.reason;
+  EXPECT_EQ(call_value("status_waiter::observed"), 1);  // it saw `loading`, then we see `loaded`
+  EXPECT_STREQ(to_string(PluginState::Loading), "loading");
+  EXPECT_EQ(plugins().unload("status_waiter").state, PluginState::Unloaded);
+}
+
+TEST_F(PluginManagerTest, KernelOnAKeyTheManifestDoesNotDeclareFailsTheLoadNamingIt) {
+  fs::path lib = plugin_dir() / "undeclared" / "libopd_undeclared.so";
+  std::string msg = load_error(manifest("undeclared"));
+  EXPECT_THAT(msg, AllOf(HasSubstr(lib.string()),
+                         HasSubstr("plugin 'undeclared' registers a kernel for undeclared::answer "
+                                   "on dispatch key Meta, which its manifest does not declare "
+                                   "(dispatch_keys: [CPU])")));
+  PluginStatus s = plugins().status("undeclared");
+  EXPECT_EQ(s.state, PluginState::Failed);
+  EXPECT_EQ(s.registrations, 0u);
+  EXPECT_TRUE(s.served_keys.empty());
+  EXPECT_FALSE(find_op("undeclared::answer"));  // its CPU kernel and def were undone
+  EXPECT_FALSE(is_mapped(lib));
+}
+
+TEST_F(PluginManagerTest, StatusReportsTheKeysALoadedPluginServes) {
+  PluginStatus s = plugins().load(manifest("good_v1", "good"));
+  EXPECT_EQ(s.served_keys, std::vector<DispatchKey>{DispatchKey::CPU});
+  EXPECT_EQ(plugins().unload("good").served_keys, std::vector<DispatchKey>{});
+
+  s = plugins().load(manifest("fallback"));
+  EXPECT_EQ(s.served_keys, (std::vector<DispatchKey>{DispatchKey::CPU, DispatchKey::Tracer}));
+  bool listed = false;
+  for (const PluginStatus& l : plugins().list()) {
+    if (l.name != "fallback") continue;
+    listed = true;
+    EXPECT_EQ(l.served_keys, s.served_keys);
+  }
+  EXPECT_TRUE(listed);
+  EXPECT_EQ(plugins().reload("fallback").served_keys, s.served_keys);
+  plugins().unload("fallback");
+}
+
+// Note [Declared dispatch keys] in core/src/registration_context.cpp.
+TEST(DeclaredDispatchKeys, ABackendAllowsItsAutogradKeyAndAliasesMustBeNamed) {
+  using K = DispatchKey;
+  auto allows = [](std::vector<K> declared, K key) {
+    return detail::declared_keys_allow(declared, key);
+  };
+  EXPECT_TRUE(allows({K::CPU}, K::CPU));
+  EXPECT_TRUE(allows({K::CPU}, K::AutogradCPU));
+  EXPECT_FALSE(allows({K::CPU}, K::Meta));
+  EXPECT_FALSE(allows({K::CPU}, K::AutogradMeta));
+  EXPECT_FALSE(allows({K::CPU}, K::CompositeImplicitAutograd));
+  EXPECT_FALSE(allows({K::CPU}, K::CompositeExplicitAutograd));
+  EXPECT_FALSE(allows({K::CPU}, K::Autograd));
+  EXPECT_FALSE(allows({K::CPU}, K::Tracer));
+  EXPECT_TRUE(allows({K::Autograd}, K::Autograd));
+  EXPECT_TRUE(allows({K::Autograd}, K::AutogradCUDA));
+  EXPECT_FALSE(allows({K::Autograd}, K::CUDA));
+  EXPECT_FALSE(allows({K::CompositeImplicitAutograd}, K::CPU));
+  EXPECT_TRUE(allows({K::CompositeImplicitAutograd}, K::CompositeImplicitAutograd));
+  EXPECT_FALSE(allows({K::CompositeImplicitAutograd}, K::CompositeExplicitAutograd));
+  EXPECT_TRUE(allows({K::Dense}, K::PrivateUse1));
+  EXPECT_FALSE(allows({}, K::CPU));
+}
+
+// Defined last: its thread runs until the process exits. The library can never be unmapped, so
+// it stays resident, saying why; the host goes on (and exits cleanly with the thread running).
+TEST_F(PluginManagerTest, ThreadLeftRunningAtUnloadKeepsTheLibraryResident) {
+  fs::path lib = plugin_dir() / "rogue_thread" / "libopd_rogue_thread.so";
+  ASSERT_EQ(plugins().load(manifest("rogue_thread")).state, PluginState::Loaded);
+  while (call_value("rogue_thread::ticks") == 0) std::this_thread::yield();  // it runs
+  PluginStatus s = plugins().unload("rogue_thread");
+  EXPECT_EQ(s.state, PluginState::Resident) << s.reason;
+  EXPECT_THAT(s.reason, AllOf(HasSubstr("1 thread(s) started while it was mapped were left "
+                                        "running"),
+                              HasSubstr("the library stays mapped")));
+  EXPECT_EQ(s.registrations, 0u);
+  EXPECT_FALSE(find_op("rogue_thread::ticks"));
+  EXPECT_TRUE(is_mapped(lib));
+  EXPECT_EQ(plugins().status("rogue_thread").state, PluginState::Resident);
 }
 
 }  // namespace

@@ -9,8 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -291,6 +294,135 @@ TEST_F(CpuPluginTest, ResizeKeepsDataWithinCapacityAndCopiesWhenGrowingPastIt) {
   EXPECT_EQ(nchw.storage().nbytes(), 120 * sizeof(float));
   EXPECT_THAT(error_of([&] { t.resize_({-1}); }),
               HasSubstr("Trying to create tensor with negative dimension -1: [-1]"));
+}
+
+// Unloading, loading and reloading the cpu plugin while three threads call add (large enough
+// for the pool), mm and matmul and keep their last results. A kernel still running when its
+// plugin is unloaded must still hand out storages that own the library (Note [Plugin self
+// reference] in opd/plugin.h), so nothing is unmapped under a live tensor or a running kernel.
+// Every call gives the right values or, while cpu is unloaded, a NotImplementedError; results
+// kept past an unload stay readable. Then reload alone: never a missing kernel or a wrong value.
+TEST_F(CpuPluginTest, UnloadLoadAndReloadWhileThreadsCallAddMmAndMatmul) {
+  // matmul is a composite of mm: the composite plugin, next to cpu in the build, serves it.
+  const std::string composite =
+      (std::filesystem::path(kManifest).parent_path() / "composite.yaml").string();
+  ASSERT_EQ(plugins().load(composite).state, PluginState::Loaded);
+  // The callers start before the library is next mapped (Note [Threads left running]).
+  plugins().unload("cpu");
+  ASSERT_EQ(wait_for_state("cpu", PluginState::Unloaded).state, PluginState::Unloaded);
+
+  constexpr int64_t kBig = 1 << 20, kN = 16;
+  static std::vector<float> ones_big(kBig, 1.0f), twos_big(kBig, 2.0f);
+  static std::vector<float> ones_sq(kN * kN, 1.0f), ones_batch(2 * kN * kN, 1.0f);
+  const Tensor a = from_blob(ones_big.data(), std::vector<int64_t>{kBig}, ScalarType::Float32);
+  const Tensor b = from_blob(twos_big.data(), std::vector<int64_t>{kBig}, ScalarType::Float32);
+  const Tensor sq = from_blob(ones_sq.data(), std::vector<int64_t>{kN, kN}, ScalarType::Float32);
+  const Tensor batch =
+      from_blob(ones_batch.data(), std::vector<int64_t>{2, kN, kN}, ScalarType::Float32);
+  struct Caller {
+    std::function<Tensor()> call;
+    std::function<bool(const Tensor&)> correct;
+    std::mutex mutex;
+    Tensor kept;  // guarded by mutex: its last result
+    std::atomic<int64_t> ok{0}, not_implemented{0}, reload_phase_missing{0};
+  };
+  auto all_equal = [](const Tensor& t, int64_t n, float want, int64_t step) {
+    if (!t.defined() || t.numel() != n) return false;
+    const float* p = t.data_ptr<float>();
+    for (int64_t i = 0; i < n; i += step) {
+      if (p[i] != want) return false;
+    }
+    return p[n - 1] == want;
+  };
+  Caller callers[3];
+  callers[0].call = [&] { return opd::add(a, b); };
+  callers[0].correct = [&](const Tensor& t) { return all_equal(t, kBig, 3.0f, 4099); };
+  callers[1].call = [&] { return opd::mm(sq, sq); };
+  callers[1].correct = [&](const Tensor& t) { return all_equal(t, kN * kN, kN, 1); };
+  callers[2].call = [&] { return opd::matmul(batch, sq); };
+  callers[2].correct = [&](const Tensor& t) { return all_equal(t, 2 * kN * kN, kN, 1); };
+
+  std::atomic<bool> stop{false}, reload_only{false};
+  std::mutex errors_mutex;
+  std::vector<std::string> errors;  // guarded by errors_mutex
+  auto fail = [&](std::string e) {
+    std::lock_guard lock(errors_mutex);
+    if (errors.size() < 10) errors.push_back(std::move(e));
+  };
+  std::vector<std::thread> threads;
+  for (Caller& c : callers) {
+    threads.emplace_back([&] {
+      while (!stop.load()) {
+        const bool reloading = reload_only.load();
+        try {
+          Tensor r = c.call();
+          if (!c.correct(r)) fail("wrong value");
+          c.ok++;
+          std::lock_guard lock(c.mutex);
+          c.kept = std::move(r);
+        } catch (const NotImplementedError& e) {
+          (reloading ? c.reload_phase_missing : c.not_implemented)++;
+          if (reloading) fail(std::string("during reload: ") + e.what());
+        } catch (const std::exception& e) {
+          fail(e.what());
+        }
+      }
+    });
+  }
+  auto kept_results_are_readable = [&] {
+    for (Caller& c : callers) {
+      Tensor t;
+      {
+        std::lock_guard lock(c.mutex);
+        t = c.kept;
+      }
+      if (t.defined() && !c.correct(t)) fail("a result kept past the unload changed");
+    }
+  };
+  auto calls_so_far = [&] {
+    int64_t n = 0;
+    for (Caller& c : callers) n += c.ok.load() + c.not_implemented.load();
+    return n;
+  };
+  auto wait_for_calls = [&](int64_t more) {
+    int64_t target = calls_so_far() + more;
+    while (calls_so_far() < target) std::this_thread::yield();
+  };
+
+  ASSERT_EQ(plugins().load(kManifest).state, PluginState::Loaded);
+  int cycles = 0;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (cycles < 5 || std::chrono::steady_clock::now() < until) {
+    plugins().unload("cpu");
+    kept_results_are_readable();
+    wait_for_calls(3);
+    ASSERT_EQ(plugins().load(kManifest).state, PluginState::Loaded);
+    wait_for_calls(3);
+    ASSERT_EQ(plugins().reload("cpu").state, PluginState::Loaded);
+    wait_for_calls(3);
+    ++cycles;
+  }
+  reload_only = true;
+  until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(plugins().reload("cpu").state, PluginState::Loaded);
+    wait_for_calls(3);
+  }
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  kept_results_are_readable();
+
+  int64_t not_implemented = 0;
+  for (Caller& c : callers) {
+    EXPECT_GT(c.ok.load(), 0);  // each caller saw the plugin serving ...
+    EXPECT_EQ(c.reload_phase_missing.load(), 0);
+    not_implemented += c.not_implemented.load();
+  }
+  EXPECT_GT(not_implemented, 0);  // ... and unloaded
+  EXPECT_TRUE(errors.empty()) << ::testing::PrintToString(errors);
+  RecordProperty("cycles", cycles);
+  for (Caller& c : callers) c.kept = Tensor();
+  plugins().unload("composite");
 }
 
 // The pool itself, from this test's own copy of parallel.cpp.

@@ -16,14 +16,22 @@
 namespace opd::cli {
 namespace {
 
+std::string joined(const std::vector<DispatchKey>& keys) {
+  std::string out;
+  for (DispatchKey k : keys) out += (out.empty() ? "" : ",") + std::string(to_string(k));
+  return out;
+}
+
 nlohmann::json to_json(const PluginStatus& s) {
-  nlohmann::json keys = nlohmann::json::array();
+  nlohmann::json keys = nlohmann::json::array(), served = nlohmann::json::array();
   for (DispatchKey k : s.dispatch_keys) keys.push_back(to_string(k));
+  for (DispatchKey k : s.served_keys) served.push_back(to_string(k));
   return {{"name", s.name},
           {"version", s.version},
           {"state", to_string(s.state)},
           {"reason", s.reason},
           {"keys", keys},
+          {"served_keys", served},
           {"kernels", s.registrations},
           {"requires", s.requires_},
           {"load", s.load_default ? "default" : "on-demand"},
@@ -31,16 +39,14 @@ nlohmann::json to_json(const PluginStatus& s) {
           {"manifest", s.manifest}};
 }
 
+// `keys` are the manifest's; `serves` the keys a loaded plugin registered kernels on.
 void print_table(const std::vector<PluginStatus>& all) {
-  std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:>7}  {}\n", "plugin", "version", "state",
-                           "keys", "kernels", "library / reason");
+  std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:<20} {:>7}  {}\n", "plugin", "version",
+                           "state", "keys", "serves", "kernels", "library / reason");
   for (const auto& s : all) {
-    std::string keys;
-    for (DispatchKey k : s.dispatch_keys)
-      keys += (keys.empty() ? "" : ",") + std::string(to_string(k));
-    std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:>7}  {}\n", s.name, s.version,
-                             to_string(s.state), keys, s.registrations,
-                             s.reason.empty() ? s.library : s.reason);
+    std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:<20} {:>7}  {}\n", s.name, s.version,
+                             to_string(s.state), joined(s.dispatch_keys), joined(s.served_keys),
+                             s.registrations, s.reason.empty() ? s.library : s.reason);
   }
 }
 

@@ -11,13 +11,25 @@ namespace opd {
 
 // A plugin's life cycle (DESIGN.md, "Plugins"):
 //   available    a manifest was found; the library has not been opened
+//   loading      its library is open and its registration is running (a load of it from its own
+//                registration is refused)
 //   loaded       registered and serving
 //   unavailable  the plugin said it cannot run here (reason says why); nothing registered
 //   failed       loading was refused or registration failed (reason says why); nothing remains
 //   unloading    deregistered; the library stays mapped until the last object it made is gone
 //   unloaded     deregistered and unmapped
-//   resident     deregistered, but the library could not be unmapped (reason says why)
-enum class PluginState { Available, Loaded, Unavailable, Failed, Unloading, Unloaded, Resident };
+//   resident     deregistered, but the library could not be unmapped (reason says why: the
+//                loader kept it, or threads its shutdown did not stop were left running)
+enum class PluginState {
+  Available,
+  Loaded,
+  Unavailable,
+  Failed,
+  Unloading,
+  Unloaded,
+  Resident,
+  Loading,
+};
 OPD_API const char* to_string(PluginState s);
 
 struct PluginStatus {
@@ -25,7 +37,10 @@ struct PluginStatus {
   std::string version;
   PluginState state = PluginState::Available;
   std::string reason;
-  std::vector<DispatchKey> dispatch_keys;
+  std::vector<DispatchKey> dispatch_keys;  // declared by the manifest
+  // The keys its kernels and fallbacks are registered on (alias keys as registered), in key
+  // order; empty unless loaded. Always allowed by dispatch_keys (Note [Declared dispatch keys]).
+  std::vector<DispatchKey> served_keys;
   std::vector<std::string> requires_;
   bool load_default = false;
   std::string description;
@@ -34,8 +49,10 @@ struct PluginStatus {
   size_t registrations = 0;  // defs, kernels and fallbacks it has registered (when loaded)
 };
 
-// The process-wide plugin manager. Thread-safe: one mutex serialises loads and unloads;
-// dispatch never takes it.
+// The process-wide plugin manager. Thread-safe: one mutex serialises loads, unloads and reloads,
+// and is held while plugin code runs (register and shutdown callbacks); list() and status() never
+// wait for it, so a plugin's registration may wait on a thread that asks for them (it sees the
+// plugin `loading`). Dispatch never takes either.
 class OPD_API PluginManager {
  public:
   // Every plugin found in the search path (manifests only: no library is opened), merged with
@@ -45,11 +62,18 @@ class OPD_API PluginManager {
   // plugins it requires. Throws PluginError naming the file and what is wrong when it is
   // refused or its registration fails; the plugin is then `failed` and nothing of it remains.
   // A plugin that reports itself unavailable is not an error: the returned status says so.
+  // Loading a plugin from its own registration throws PluginError: "plugin 'x' is already being
+  // loaded (re-entrant load from its own registration)". A kernel or fallback on a key the
+  // manifest's dispatch_keys do not allow fails the load (Note [Declared dispatch keys] in
+  // core/src/registration_context.cpp).
   PluginStatus load(const std::string& name_or_manifest);
   // Loads every plugin whose manifest says `load: default`, in dependency order. Never throws
   // for one plugin's failure: each status says what happened.
   std::vector<PluginStatus> load_default();
-  // Deregisters a loaded plugin at once, then unmaps it when nothing it made is alive. Throws
+  // Deregisters a loaded plugin at once, then unmaps it when nothing it made is alive and no
+  // dispatcher call that started before can still be inside it (`unloading` until then, then
+  // `unloaded`; `resident` if threads it started are left running). Never waits for calls in
+  // flight. Throws
   // PluginError when another loaded plugin requires it (naming it), unless `cascade`, which
   // unloads the dependants first.
   PluginStatus unload(const std::string& name, bool cascade = false);

@@ -16,6 +16,7 @@
 // The OPD_LIBRARY* blocks of a plugin do not register at dlopen: they run when the manager calls
 // `register`, and are undone by `shutdown`.
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -25,7 +26,9 @@
 #include "opd/library.h"
 
 #define OPD_PLUGIN_ABI_MAJOR 1
-#define OPD_PLUGIN_ABI_MINOR 0
+// 1.1: plugins call opd::release_plugin_self_reference (Note [Plugin self reference]); the
+// host still loads 1.0 plugins.
+#define OPD_PLUGIN_ABI_MINOR 1
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 
@@ -101,11 +104,55 @@ class OPD_API PluginUnavailable : public Error {
 OPD_API std::shared_ptr<void> current_plugin_reference();
 
 namespace detail {
-// This module's reference on its own library: set while the plugin is loaded, cleared by
-// shutdown (holding it longer would keep the library mapped forever).
-inline std::shared_ptr<void>& plugin_self_reference() {
-  static std::shared_ptr<void> self;
-  return self;
+
+// Note [Plugin self reference]
+// this_plugin_reference() is read by kernels on any thread, and a kernel still running when its
+// plugin is unloaded must still get the reference (a storage it returns keeps the library
+// mapped). So the reference lives in an immutable heap holder published through an atomic
+// pointer: register publishes a new holder; shutdown does not clear the slot but hands the
+// holder to the host (release_plugin_self_reference), which clears the slot and frees the holder
+// only once no dispatcher call that may have started before can still be running
+// (Note [Kernel reclamation]). Every reader runs in such a call (kernels, autograd's backward)
+// or in register itself. The slot is cleared only if it still points to that holder: a load of
+// the same library, still mapped, may have published a newer one meanwhile.
+struct PluginSelfReference {
+  std::shared_ptr<void> library;
+};
+
+}  // namespace detail
+
+// Host side (ABI 1.1): once every dispatcher call that may have started before this call has
+// returned, sets `*slot` to null if it still holds `holder`, then deletes `holder` (dropping its
+// reference on the library, which may unmap it). `holder` must come from `new`; the caller gives
+// it up. Null `holder`: nothing. Never throws.
+OPD_API void release_plugin_self_reference(std::atomic<const detail::PluginSelfReference*>* slot,
+                                           const detail::PluginSelfReference* holder) noexcept;
+
+namespace detail {
+// The published holder of this module's reference on its own library (null when none).
+inline std::atomic<const PluginSelfReference*>& plugin_self_slot() {
+  static std::atomic<const PluginSelfReference*> slot{nullptr};
+  return slot;
+}
+// The holder this module published and has not yet handed to the host. Only register and
+// shutdown touch it, and the plugin manager never runs them concurrently.
+inline const PluginSelfReference*& plugin_self_owned() {
+  static const PluginSelfReference* owned = nullptr;
+  return owned;
+}
+inline void retire_plugin_self_reference() noexcept {
+  if (const PluginSelfReference* h = plugin_self_owned()) {
+    plugin_self_owned() = nullptr;
+    release_plugin_self_reference(&plugin_self_slot(), h);
+  }
+}
+inline void publish_plugin_self_reference() {
+  retire_plugin_self_reference();
+  std::shared_ptr<void> library = current_plugin_reference();
+  if (!library) return;
+  auto* h = new PluginSelfReference{std::move(library)};
+  plugin_self_owned() = h;
+  plugin_self_slot().store(h, std::memory_order_release);
 }
 // This module's shutdown hook (see on_plugin_shutdown); null when none.
 inline void (*&plugin_shutdown_hook())() {
@@ -125,7 +172,11 @@ inline void on_plugin_shutdown(void (*hook)()) { detail::plugin_shutdown_hook() 
 
 // Inside a plugin: a reference that keeps this plugin's library mapped, for objects it hands to
 // the host (a storage's owner). Empty in executables and before the plugin is registered.
-inline std::shared_ptr<void> this_plugin_reference() { return detail::plugin_self_reference(); }
+// Thread-safe, also while the plugin is being unloaded (Note [Plugin self reference]).
+inline std::shared_ptr<void> this_plugin_reference() {
+  const detail::PluginSelfReference* h = detail::plugin_self_slot().load(std::memory_order_acquire);
+  return h ? h->library : nullptr;
+}
 
 namespace detail {
 
@@ -138,10 +189,10 @@ opd_plugin_status run_plugin_registration(opd_plugin_context* ctx, Body body) {
   auto undo = [&] {
     while (ran > 0) inits[--ran]->reset();
     run_plugin_shutdown_hook();
-    plugin_self_reference().reset();
+    retire_plugin_self_reference();
   };
   try {
-    plugin_self_reference() = current_plugin_reference();
+    publish_plugin_self_reference();
     body();
     for (; ran < inits.size(); ++ran) inits[ran]->run();
     return OPD_PLUGIN_OK;
@@ -166,7 +217,7 @@ inline void run_plugin_shutdown() noexcept {
   auto& inits = LibraryInit::pending_library_inits();
   for (size_t i = inits.size(); i > 0; --i) inits[i - 1]->reset();
   run_plugin_shutdown_hook();
-  plugin_self_reference().reset();
+  retire_plugin_self_reference();
 }
 
 }  // namespace detail
