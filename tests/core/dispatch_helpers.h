@@ -2,8 +2,8 @@
 
 // Registrations made straight through the Dispatcher API, and calls that report which kernels
 // served them: shared by the tests of the dispatcher (dispatcher_test.cpp) and of the
-// thread-local key sets (local_dispatch_key_set_test.cpp). Each test binary has its own copy of
-// the globals below; tests are not thread-safe with respect to them.
+// thread-local key sets (local_dispatch_key_set_test.cpp). The globals below (one copy per test
+// binary) are not synchronised: only single-threaded tests use these helpers.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -67,7 +67,9 @@ TEST(NativeFunctions, OursLoadsStrictly) {
   EXPECT_EQ(add->dispatch[2], std::make_pair(std::string("Meta"), std::string("add_Tensor")));
   // Operators without `dispatch:` are the autograd plugin's, which registers them by hand.
   for (const auto& f : fs) {
-    if (f.dispatch.empty()) EXPECT_GT(f.line, add->line) << f.func;
+    if (f.dispatch.empty()) {
+      EXPECT_GT(f.line, add->line) << f.func;
+    }
   }
 }
 
