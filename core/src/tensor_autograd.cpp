@@ -18,8 +18,8 @@ bool Tensor::requires_grad() const { return _opd_requires_grad(*this); }
 namespace autograd {
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs,
-                         std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph, bool allow_unused) {
   return _opd_autograd_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
                             allow_unused);
 }
@@ -33,7 +33,8 @@ std::string grad_fn_name(const Tensor& t) {
 }
 
 void set_grad(const Tensor& t, const Tensor& grad) {
-  _opd_set_grad(const_cast<Tensor&>(t), grad.defined() ? std::optional<Tensor>(grad) : std::nullopt);
+  _opd_set_grad(const_cast<Tensor&>(t),
+                grad.defined() ? std::optional<Tensor>(grad) : std::nullopt);
 }
 
 }  // namespace autograd

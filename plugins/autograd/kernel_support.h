@@ -32,9 +32,7 @@ bool compute_requires_grad(const Args&... args) {
   return (false || ... || any_requires_grad(args));
 }
 
-inline void append_edges(edge_list& out, const Tensor& t) {
-  out.push_back(gradient_edge(t));
-}
+inline void append_edges(edge_list& out, const Tensor& t) { out.push_back(gradient_edge(t)); }
 inline void append_edges(edge_list& out, const std::optional<Tensor>& t) {
   out.push_back(t ? gradient_edge(*t) : Edge{});
 }

@@ -140,8 +140,8 @@ TensorIterator TensorIteratorConfig::build() const {
     const Tensor* operands[TensorIterator::kMaxOperands];
     operands[0] = output_;
     std::copy(inputs.begin(), inputs.end(), operands + 1);
-    it.device_ = check_same_device(
-        "", std::span<const Tensor* const>(operands, inputs.size() + 1), /*num_outputs=*/1);
+    it.device_ = check_same_device("", std::span<const Tensor* const>(operands, inputs.size() + 1),
+                                   /*num_outputs=*/1);
   } else {
     it.device_ = out.defined() ? out.device() : inputs[0]->device();
   }

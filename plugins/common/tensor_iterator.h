@@ -104,7 +104,7 @@ class TensorIteratorConfig {
  private:
   friend class TensorIterator;
   std::string_view name_;
-  const Tensor* output_ = nullptr;  // null: a new output
+  const Tensor* output_ = nullptr;        // null: a new output
   SmallVector<const Tensor*, 4> inputs_;  // null: input i is owned_inputs_[i]
   SmallVector<Tensor, 4> owned_inputs_;   // undefined where inputs_ is not null
   std::optional<ScalarType> compute_dtype_;
@@ -197,9 +197,9 @@ class TensorIterator {
   const Tensor* given_output_ = nullptr;  // the out= tensor or self; null: owned_[0] is the output
   ScalarType common_dtype_ = ScalarType::Undefined;
   Device device_{DeviceType::CPU};
-  SmallVector<char*, 4> data_;          // operand k's first element; null on Meta
-  DimVector loop_shape_;  // merged dims, fastest first
-  SmallVector<int64_t, 24> strides_;    // [dim * ntensors() + k], bytes
+  SmallVector<char*, 4> data_;        // operand k's first element; null on Meta
+  DimVector loop_shape_;              // merged dims, fastest first
+  SmallVector<int64_t, 24> strides_;  // [dim * ntensors() + k], bytes
 };
 
 template <class Loop>

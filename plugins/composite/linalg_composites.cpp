@@ -35,8 +35,8 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mv(const Tensor& mat, const Tensor& vec) {
-  OPD_CHECK(mat.size(1) == vec.size(0), "size mismatch, got {}, {}x{},{}", mat.size(0),
-            mat.size(0), mat.size(1), vec.size(0));
+  OPD_CHECK(mat.size(1) == vec.size(0), "size mismatch, got {}, {}x{},{}", mat.size(0), mat.size(0),
+            mat.size(1), vec.size(0));
   return opd::mm(mat, vec.unsqueeze(1)).squeeze(1);
 }
 

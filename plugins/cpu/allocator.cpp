@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "cpu/block_cache.h"
 #include "common/factory_shape.h"
+#include "cpu/block_cache.h"
 #include "opd/error.h"
 #include "opd/plugin.h"
 
@@ -37,9 +37,8 @@ Tensor empty_strided_cpu(IntArrayRef size, IntArrayRef stride, ScalarType dtype)
 Tensor empty_cpu(IntArrayRef size, ScalarType dtype, MemoryFormat format) {
   const size_t nbytes = factory::storage_nbytes_contiguous(size, element_size(dtype));
   const auto strides = factory::strides_for_memory_format(size, format);
-  return make_tensor(allocate_storage(nbytes), size,
-                     IntArrayRef(strides.data(), strides.size()), 0, dtype,
-                     Device(DeviceType::CPU));
+  return make_tensor(allocate_storage(nbytes), size, IntArrayRef(strides.data(), strides.size()), 0,
+                     dtype, Device(DeviceType::CPU));
 }
 
 }  // namespace opd::cpu

@@ -24,8 +24,8 @@ Tensor empty_strided_meta(IntArrayRef size, IntArrayRef stride, ScalarType dtype
 Tensor empty_meta(IntArrayRef size, ScalarType dtype, MemoryFormat format) {
   const size_t nbytes = factory::storage_nbytes_contiguous(size, element_size(dtype));
   const auto strides = factory::strides_for_memory_format(size, format);
-  return make_tensor(meta_storage(nbytes), size, IntArrayRef(strides.data(), strides.size()),
-                     0, dtype, Device(DeviceType::Meta));
+  return make_tensor(meta_storage(nbytes), size, IntArrayRef(strides.data(), strides.size()), 0,
+                     dtype, Device(DeviceType::Meta));
 }
 
 Tensor random_meta(const char* op, IntArrayRef size, std::optional<ScalarType> dtype,

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "opd/ops.h"
 #include "load_plugins.h"
+#include "opd/ops.h"
 #include "ratios.h"
 
 namespace {

@@ -43,8 +43,7 @@ TEST_F(PluginObjectTest, DestroysTheObjectThenReleasesTheOwner) {
   a.reset();
   EXPECT_EQ(events, (std::vector<std::string>{"construct 1"}));
   copy.reset();
-  EXPECT_EQ(events,
-            (std::vector<std::string>{"construct 1", "destroy 1", "owner released"}));
+  EXPECT_EQ(events, (std::vector<std::string>{"construct 1", "destroy 1", "owner released"}));
 }
 
 TEST_F(PluginObjectTest, InPlaceObjectsAreConstructedInTheBlockAndDestroyedBeforeTheOwner) {
@@ -60,8 +59,7 @@ TEST_F(PluginObjectTest, InPlaceObjectsAreConstructedInTheBlockAndDestroyedBefor
   EXPECT_FALSE(weak.expired());
   as_void.reset();
   EXPECT_TRUE(weak.expired());
-  EXPECT_EQ(events,
-            (std::vector<std::string>{"construct 7", "destroy 7", "owner released"}));
+  EXPECT_EQ(events, (std::vector<std::string>{"construct 7", "destroy 7", "owner released"}));
 }
 
 TEST_F(PluginObjectTest, InPlaceObjectsUseTheGivenDestroyFunction) {

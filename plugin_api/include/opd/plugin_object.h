@@ -38,11 +38,9 @@ std::shared_ptr<T> make_plugin_shared(T* object, std::shared_ptr<void> owner) {
 // construct(where, args) there; when that throws, the error propagates, `owner` is released and
 // nothing is destroyed. When the last copy goes, destroy(where) runs (it must end the object's
 // lifetime without freeing its memory), then `owner` is released.
-OPD_API std::shared_ptr<void> make_plugin_object_in_place(size_t size, size_t align,
-                                                          void (*construct)(void* where,
-                                                                            void* args),
-                                                          void* args, void (*destroy)(void*),
-                                                          std::shared_ptr<void> owner);
+OPD_API std::shared_ptr<void> make_plugin_object_in_place(
+    size_t size, size_t align, void (*construct)(void* where, void* args), void* args,
+    void (*destroy)(void*), std::shared_ptr<void> owner);
 
 // The typed form: a T made from `args` in place; `destroy` (null: T's destructor) receives the
 // T*. From inside a plugin pass opd::this_plugin_reference() as owner.

@@ -52,9 +52,7 @@ namespace detail {
 // every call (a constexpr function may not hold a static local before C++23).
 inline constexpr uint8_t kElementSizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16, 0};
 }  // namespace detail
-constexpr size_t element_size(ScalarType t) {
-  return detail::kElementSizes[static_cast<int>(t)];
-}
+constexpr size_t element_size(ScalarType t) { return detail::kElementSizes[static_cast<int>(t)]; }
 // Float16, BFloat16, Float32, Float64 (complex types are not floating point, as in PyTorch).
 constexpr bool is_floating_point(ScalarType t) {
   return t >= ScalarType::Float16 && t <= ScalarType::Float64;

@@ -49,8 +49,8 @@ inline std::vector<double> flat(const Tensor& t) {
 
 // Checks d fn(inputs) / d inputs against finite differences. Every output must be float64.
 inline ::testing::AssertionResult gradcheck(const TensorFn& fn, const std::vector<Tensor>& inputs,
-                                           double eps = 1e-6, double atol = 1e-5,
-                                           double rtol = 1e-3) {
+                                            double eps = 1e-6, double atol = 1e-5,
+                                            double rtol = 1e-3) {
   std::vector<Tensor> outputs = fn(inputs);
   std::vector<Tensor> diff_inputs;
   for (const Tensor& x : inputs) {
@@ -75,8 +75,8 @@ inline ::testing::AssertionResult gradcheck(const TensorFn& fn, const std::vecto
         g.resize(diff_inputs.size());
       }
       for (size_t i = 0; i < diff_inputs.size(); ++i) {
-        auto row = g[i].defined() ? detail::flat(g[i])
-                                  : std::vector<double>(diff_inputs[i].numel(), 0.0);
+        auto row =
+            g[i].defined() ? detail::flat(g[i]) : std::vector<double>(diff_inputs[i].numel(), 0.0);
         analytical[i].push_back(row);
       }
     }
@@ -111,8 +111,9 @@ inline ::testing::AssertionResult gradcheck(const TensorFn& fn, const std::vecto
   return ::testing::AssertionSuccess();
 }
 
-inline ::testing::AssertionResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& fn,
-                                           const std::vector<Tensor>& inputs) {
+inline ::testing::AssertionResult gradcheck(
+    const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+    const std::vector<Tensor>& inputs) {
   return gradcheck([&](const std::vector<Tensor>& xs) { return std::vector<Tensor>{fn(xs)}; },
                    inputs);
 }
@@ -120,7 +121,8 @@ inline ::testing::AssertionResult gradcheck(const std::function<Tensor(const std
 // Second order: gradcheck of (inputs, grad_outputs) -> autograd::grad(fn(inputs), inputs,
 // grad_outputs, create_graph=true).
 inline ::testing::AssertionResult gradgradcheck(
-    const std::function<Tensor(const std::vector<Tensor>&)>& fn, const std::vector<Tensor>& inputs) {
+    const std::function<Tensor(const std::vector<Tensor>&)>& fn,
+    const std::vector<Tensor>& inputs) {
   Tensor out = fn(inputs);
   Tensor go = randn(out.sizes(), TensorOptions().dtype(kDouble)).requires_grad_();
   std::vector<Tensor> all = inputs;
