@@ -49,7 +49,6 @@ class CudaMemory final : public DeviceMemory {
   int index_;
 };
 
-constexpr int kMaxDevices = 64;
 std::mutex g_mutex;
 std::atomic<bool> g_exiting{false};
 

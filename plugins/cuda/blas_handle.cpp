@@ -12,7 +12,6 @@
 namespace opd::cuda {
 
 namespace {
-constexpr int kMaxDevices = 64;
 
 // A handle is not safe to share between threads that set different streams on it, so each
 // thread has its own per device. The plugin keeps them all, to destroy them at shutdown; the

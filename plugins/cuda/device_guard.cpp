@@ -9,7 +9,6 @@
 namespace opd::cuda {
 
 namespace {
-constexpr int kMaxDevices = 64;
 std::atomic<int> g_device_count{0};
 thread_local std::array<cudaStream_t, kMaxDevices> t_streams{};
 }  // namespace

@@ -13,6 +13,10 @@
 
 namespace opd::cuda {
 
+// The most devices the plugin serves: the size of its per-device tables (streams, cuBLAS
+// handles, allocators). Devices past it are not counted.
+inline constexpr int kMaxDevices = 64;
+
 // Devices the driver reports; counted once when the plugin registers.
 int device_count();
 void set_device_count(int n);
