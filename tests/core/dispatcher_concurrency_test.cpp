@@ -70,11 +70,10 @@ TEST(DispatcherConcurrency, OverrideAndRestoreWhileTwoThreadsDispatch) {
   std::thread t1(dispatcher_thread, false);
   std::thread t2(dispatcher_thread, true);
   run_until(
-      10000,
+      2000,
       [&](int64_t) {
         Library override_lib(Library::IMPL, "test_concurrency", DispatchKey::CPU);
         override_lib.impl("pick", &kernel_two);
-        std::this_thread::yield();
       },  // each destruction restores kernel_one
       [&] { return saw_one.load() > 0 && saw_two.load() > 0; });
   done.store(true, std::memory_order_release);
@@ -367,7 +366,7 @@ TEST(DispatcherConcurrency, ReplaceAndReclaimStatefulKernelsWhileDispatching) {
   std::thread t1(caller), t2(caller), t3(caller);
   size_t freed = 0;
   run_until(
-      3000,
+      500,
       [&](int64_t i) {
         {
           Library lib(Library::IMPL, "test_concurrency_reclaim", DispatchKey::CPU);

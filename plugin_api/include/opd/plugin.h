@@ -17,14 +17,18 @@
 // `register`, and are undone by `shutdown`.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <string>
 
+#include "opd/abi.h"
 #include "opd/export.h"
 #include "opd/library.h"
+#include "opd/version.h"
 
+// The plugin ABI version; what bumps the major and what the minor: Note [Plugin ABI] (abi.h).
 #define OPD_PLUGIN_ABI_MAJOR 1
 // 1.1: plugins call opd::release_plugin_self_reference (Note [Plugin self reference]); the
 // host still loads 1.0 plugins.
@@ -33,7 +37,8 @@
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 
 // What a plugin must have been built with to share objects with the host: same opd version,
-// compiler family and major version, C++ standard library and its string ABI.
+// plugin ABI major, compiler family and major version, C++ standard library and its string ABI
+// ("opd-0.1.0;abi1;gcc-12;libstdc++-12-cxx11abi1"). The manager compares it whole.
 #if defined(__clang__)
 #define OPD_COMPILER_ID "clang-" OPD_STRINGIFY(__clang_major__)
 #elif defined(__GNUC__)
@@ -49,8 +54,9 @@
 #else
 #define OPD_STDLIB_ID "unknown"
 #endif
-#define OPD_BUILD_FINGERPRINT \
-  "opd-abi" OPD_STRINGIFY(OPD_PLUGIN_ABI_MAJOR) ";" OPD_COMPILER_ID ";" OPD_STDLIB_ID
+#define OPD_BUILD_FINGERPRINT                                                       \
+  "opd-" OPD_VERSION ";abi" OPD_STRINGIFY(OPD_PLUGIN_ABI_MAJOR) ";" OPD_COMPILER_ID \
+                                                                ";" OPD_STDLIB_ID
 
 extern "C" {
 
@@ -76,6 +82,20 @@ struct opd_plugin_info {
   // Undoes the registrations and releases the plugin's resources (threads, handles). Optional.
   void (*shutdown_fn)(void);
 };
+
+// The entry struct's layout is the first thing the manager reads (Note [Plugin ABI]).
+#if defined(__LP64__)
+static_assert(sizeof(opd_plugin_info) == 48 && alignof(opd_plugin_info) == 8 &&
+                  offsetof(opd_plugin_info, struct_size) == 0 &&
+                  offsetof(opd_plugin_info, abi_major) == 4 &&
+                  offsetof(opd_plugin_info, abi_minor) == 6 &&
+                  offsetof(opd_plugin_info, name) == 8 &&
+                  offsetof(opd_plugin_info, version) == 16 &&
+                  offsetof(opd_plugin_info, build_fingerprint) == 24 &&
+                  offsetof(opd_plugin_info, register_fn) == 32 &&
+                  offsetof(opd_plugin_info, shutdown_fn) == 40,
+              "opd_plugin_info changed layout: see Note [Plugin ABI] in opd/abi.h");
+#endif
 
 // The symbol every plugin exports.
 typedef const opd_plugin_info* (*opd_plugin_entry_fn)(void);
