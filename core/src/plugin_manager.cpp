@@ -16,6 +16,7 @@
 #include "logging.h"
 #include "opd/dispatcher.h"
 #include "opd/error.h"
+#include "opd/thread_annotations.h"
 #include "plugin_library.h"
 #include "plugin_manifest.h"
 #include "plugin_residency.h"
@@ -55,25 +56,27 @@ namespace {
 // `reason` from whichever thread drops its last reference. Only the holder of the life-cycle
 // mutex writes the other fields.
 struct Record {
-  std::mutex mutex;
-  PluginState state = PluginState::Available;
-  std::string reason;
-  uint64_t generation = 0;  // bumped by every load and reload
-  PluginManifest manifest;
+  Mutex mutex;
+  PluginState state OPD_GUARDED_BY(mutex) = PluginState::Available;
+  std::string reason OPD_GUARDED_BY(mutex);
+  uint64_t generation OPD_GUARDED_BY(mutex) = 0;  // bumped by every load and reload
+  PluginManifest manifest OPD_GUARDED_BY(mutex);
   // The manager's reference while loaded (null otherwise); registrations_owned_by's key.
-  std::shared_ptr<LibraryOwner> owner;
-  const opd_plugin_info* info = nullptr;  // in the library: valid while `owner` is set
-  std::string version;                    // the library's, copied (status must not read it late)
-  uint64_t served_keys = 0;               // bit k: DispatchKey k (opd_plugin_context)
+  std::shared_ptr<LibraryOwner> owner OPD_GUARDED_BY(mutex);
+  // In the library: valid while `owner` is set.
+  const opd_plugin_info* info OPD_GUARDED_BY(mutex) = nullptr;
+  // The library's, copied (status must not read it late).
+  std::string version OPD_GUARDED_BY(mutex);
+  uint64_t served_keys OPD_GUARDED_BY(mutex) = 0;  // bit k: DispatchKey k (opd_plugin_context)
 };
 
 PluginState state_of(Record& r) {
-  std::lock_guard lock(r.mutex);
+  MutexLock lock(r.mutex);
   return r.state;
 }
 
 void set_state(Record& r, PluginState s, std::string reason = {}) {
-  std::lock_guard lock(r.mutex);
+  MutexLock lock(r.mutex);
   r.state = s;
   r.reason = std::move(reason);
 }
@@ -100,8 +103,8 @@ struct PluginManager::Impl {
   // Serialises loads, unloads and reloads (recursive: loads load what they require). Held while
   // plugin code runs; list() and status() never take it.
   std::recursive_mutex mutex;
-  std::mutex records_mutex;  // guards `records` (the map; each Record guards itself)
-  std::map<std::string, std::shared_ptr<Record>> records;
+  Mutex records_mutex;  // guards `records` (the map; each Record guards itself)
+  std::map<std::string, std::shared_ptr<Record>> records OPD_GUARDED_BY(records_mutex);
 
   std::vector<fs::path> dirs() { return plugin_search_dirs(); }
 
@@ -118,24 +121,24 @@ struct PluginManager::Impl {
   std::shared_ptr<Record> record_for(const PluginManifest& m) {
     std::shared_ptr<Record> r;
     {
-      std::lock_guard lock(records_mutex);
+      MutexLock lock(records_mutex);
       auto& slot = records[m.plugin];
       if (!slot) slot = std::make_shared<Record>();
       r = slot;
     }
-    std::lock_guard lock(r->mutex);
+    MutexLock lock(r->mutex);
     if (!r->owner && r->state != PluginState::Loading) r->manifest = m;
     return r;
   }
 
   std::shared_ptr<Record> find_record(const std::string& name) {
-    std::lock_guard lock(records_mutex);
+    MutexLock lock(records_mutex);
     auto it = records.find(name);
     return it == records.end() ? nullptr : it->second;
   }
 
   std::vector<std::shared_ptr<Record>> all_records() {
-    std::lock_guard lock(records_mutex);
+    MutexLock lock(records_mutex);
     std::vector<std::shared_ptr<Record>> out;
     for (auto& [name, r] : records) out.push_back(r);
     return out;
@@ -145,19 +148,18 @@ struct PluginManager::Impl {
     PluginStatus s;
     std::shared_ptr<LibraryOwner> owner;
     {
-      std::lock_guard lock(r.mutex);
-      const PluginManifest& m = r.manifest;
-      s.name = m.plugin;
-      s.version = r.version.empty() ? m.version : r.version;
+      MutexLock lock(r.mutex);
+      s.name = r.manifest.plugin;
+      s.version = r.version.empty() ? r.manifest.version : r.version;
       s.state = r.state;
       s.reason = r.reason;
-      s.dispatch_keys = m.dispatch_keys;
+      s.dispatch_keys = r.manifest.dispatch_keys;
       s.served_keys = keys_of(r.served_keys);
-      s.requires_ = m.requires_;
-      s.load_default = m.load_default;
-      s.description = m.description;
-      s.manifest = m.path.string();
-      s.library = m.library.string();
+      s.requires_ = r.manifest.requires_;
+      s.load_default = r.manifest.load_default;
+      s.description = r.manifest.description;
+      s.manifest = r.manifest.path.string();
+      s.library = r.manifest.library.string();
       owner = r.owner;
     }
     // Outside r.mutex: dropping `owner` may close the library, which locks it.
@@ -239,7 +241,7 @@ struct PluginManager::Impl {
     }
     chain.push_back(m.plugin);
     {
-      std::lock_guard lock(r.mutex);
+      MutexLock lock(r.mutex);
       r.manifest = m;
       r.state = PluginState::Loading;
       r.reason.clear();
@@ -264,7 +266,7 @@ struct PluginManager::Impl {
       } else {
         // Watch first: it retires the closing callback of any earlier library of this record.
         watch(rp, *reg.owner);
-        std::lock_guard lock(r.mutex);
+        MutexLock lock(r.mutex);
         r.info = reg.info;
         r.version = reg.info->version;
         r.served_keys = reg.served_keys;
@@ -286,14 +288,14 @@ struct PluginManager::Impl {
   static void watch(const std::shared_ptr<Record>& r, LibraryOwner& owner) {
     uint64_t generation;
     {
-      std::lock_guard lock(r->mutex);
+      MutexLock lock(r->mutex);
       generation = ++r->generation;
     }
     std::weak_ptr<Record> weak = r;
     auto closed = [weak, generation](bool resident, const std::string& reason) {
       auto rec = weak.lock();
       if (!rec) return;
-      std::lock_guard lock(rec->mutex);
+      MutexLock lock(rec->mutex);
       if (rec->generation != generation || rec->state != PluginState::Unloading) return;
       rec->state = resident ? PluginState::Resident : PluginState::Unloaded;
       rec->reason = reason;
@@ -312,7 +314,7 @@ struct PluginManager::Impl {
     long others = owner.use_count() - 1;
     owner.reset();
     if (others > 0) {
-      std::lock_guard lock(r.mutex);
+      MutexLock lock(r.mutex);
       if (r.state == PluginState::Unloading) {
         r.reason = fmt::format(
             "deregistered; the library stays mapped until {} object(s) it made (storages, "
@@ -326,7 +328,7 @@ struct PluginManager::Impl {
     std::shared_ptr<Record> rp = find_record(name);
     bool loaded = false;
     if (rp) {
-      std::lock_guard lock(rp->mutex);
+      MutexLock lock(rp->mutex);
       loaded = rp->owner != nullptr;
     }
     if (!loaded) {
@@ -338,7 +340,7 @@ struct PluginManager::Impl {
     for (const auto& rec : all_records()) {
       std::string other;
       {
-        std::lock_guard lock(rec->mutex);
+        MutexLock lock(rec->mutex);
         const auto& reqs = rec->manifest.requires_;
         if (!rec->owner || std::find(reqs.begin(), reqs.end(), name) == reqs.end()) continue;
         other = rec->manifest.plugin;
@@ -354,7 +356,7 @@ struct PluginManager::Impl {
     std::shared_ptr<LibraryOwner> owner;
     const opd_plugin_info* info;
     {
-      std::lock_guard lock(r.mutex);
+      MutexLock lock(r.mutex);
       owner = std::move(r.owner);
       info = r.info;
       r.served_keys = 0;
@@ -378,7 +380,7 @@ struct PluginManager::Impl {
     const opd_plugin_info* old_info = nullptr;
     fs::path manifest_path;
     if (rp) {
-      std::lock_guard lock(rp->mutex);
+      MutexLock lock(rp->mutex);
       old = rp->owner;
       old_info = rp->info;
       manifest_path = rp->manifest.path;
@@ -396,7 +398,7 @@ struct PluginManager::Impl {
     if (old_info->shutdown_fn) old_info->shutdown_fn();
     watch(rp, *reg.owner);
     {
-      std::lock_guard lock(r.mutex);
+      MutexLock lock(r.mutex);
       r.manifest = m;
       r.info = reg.info;
       r.version = reg.info->version;
