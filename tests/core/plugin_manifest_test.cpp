@@ -75,8 +75,8 @@ INSTANTIATE_TEST_SUITE_P(
         BrokenManifest{"unknown_key", ":5:22: ", "unknown dispatch key 'Quantum'"},
         BrokenManifest{"bad_load",
                        ":5:7: ", "'load' must be 'default' or 'on-demand', not 'always'"},
-        BrokenManifest{
-            "abi2", ":3: ", "the manifest says plugin ABI 2, but this opdispatch supports ABI 1"},
+        BrokenManifest{"abi_next", ":3: ",
+                       "the manifest says plugin ABI 3, but this opdispatch supports ABI 2"},
         BrokenManifest{"name_mismatch",
                        ":1: ", "the manifest names plugin 'impostor' but the library is 'good'"}),
     [](const ::testing::TestParamInfo<BrokenManifest>& info) {

@@ -29,10 +29,12 @@
 #include "opd/version.h"
 
 // The plugin ABI version; what bumps the major and what the minor: Note [Plugin ABI] (abi.h).
-#define OPD_PLUGIN_ABI_MAJOR 1
-// 1.1: plugins call opd::release_plugin_self_reference (Note [Plugin self reference]); the
-// host still loads 1.0 plugins.
-#define OPD_PLUGIN_ABI_MINOR 1
+// 2.0: OperatorHandle::check_signature, which typed<Sig>() called, became
+// OperatorEntry::check_signature (it reads the kernels under the registration mutex); plugins
+// call opd::release_plugin_self_reference (Note [Plugin self reference]); the fingerprint names
+// the opdispatch version. 1.x plugins do not load.
+#define OPD_PLUGIN_ABI_MAJOR 2
+#define OPD_PLUGIN_ABI_MINOR 0
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 
@@ -141,7 +143,7 @@ struct PluginSelfReference {
 
 }  // namespace detail
 
-// Host side (ABI 1.1): once every dispatcher call that may have started before this call has
+// Host side (since ABI 2.0): once every dispatcher call that may have started before this call has
 // returned, sets `*slot` to null if it still holds `holder`, then deletes `holder` (dropping its
 // reference on the library, which may unmap it). `holder` must come from `new`; the caller gives
 // it up. Null `holder`: nothing. Never throws.
