@@ -144,6 +144,16 @@ struct PluginManager::Impl {
     return out;
   }
 
+  // `r` now serves from the library `reg` registered (a load's or a reload's).
+  static void set_loaded(Record& r, Registered reg) OPD_REQUIRES(r.mutex) {
+    r.info = reg.info;
+    r.version = reg.info->version;
+    r.served_keys = reg.served_keys;
+    r.owner = std::move(reg.owner);
+    r.state = PluginState::Loaded;
+    r.reason.clear();
+  }
+
   static PluginStatus status_of(Record& r) {
     PluginStatus s;
     std::shared_ptr<LibraryOwner> owner;
@@ -267,12 +277,7 @@ struct PluginManager::Impl {
         // Watch first: it retires the closing callback of any earlier library of this record.
         watch(rp, *reg.owner);
         MutexLock lock(r.mutex);
-        r.info = reg.info;
-        r.version = reg.info->version;
-        r.served_keys = reg.served_keys;
-        r.owner = std::move(reg.owner);
-        r.state = PluginState::Loaded;
-        r.reason.clear();
+        set_loaded(r, std::move(reg));
       }
     } catch (const PluginError& e) {
       set_state(r, PluginState::Failed, e.msg());
@@ -400,12 +405,7 @@ struct PluginManager::Impl {
     {
       MutexLock lock(r.mutex);
       r.manifest = m;
-      r.info = reg.info;
-      r.version = reg.info->version;
-      r.served_keys = reg.served_keys;
-      r.owner = std::move(reg.owner);
-      r.state = PluginState::Loaded;
-      r.reason.clear();
+      set_loaded(r, std::move(reg));
     }
     release(r, std::move(old));
     return status_of(r);

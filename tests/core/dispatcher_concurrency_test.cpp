@@ -24,6 +24,15 @@ Tensor cpu_tensor() {
   return from_blob(data, std::vector<int64_t>{2}, ScalarType::Float32);
 }
 
+// Calls `pick(Tensor x) -> int` boxed or unboxed: the two entry points a race must not break.
+int64_t call_pick(const TypedOperatorHandle<int64_t(const Tensor&)>& op, const Tensor& x,
+                  bool boxed) {
+  if (!boxed) return op.call(x);
+  Stack s{IValue(x)};
+  op.call_boxed(&s);
+  return s.back().to_int();
+}
+
 // Runs `step` until `until()` holds and at least `min_steps` ran, or 20 s passed: races need
 // the scheduler's help, and a test must assert that both sides of its race were observed
 // without depending on the machine's speed.
@@ -51,16 +60,8 @@ TEST(DispatcherConcurrency, OverrideAndRestoreWhileTwoThreadsDispatch) {
   std::atomic<int64_t> calls{0}, unexpected{0}, saw_one{0}, saw_two{0};
   auto dispatcher_thread = [&](bool boxed) {
     Tensor x = cpu_tensor();
-    auto untyped = Dispatcher::singleton().find_schema_or_throw("test_concurrency::pick", "");
     while (!done.load(std::memory_order_acquire)) {
-      int64_t r;
-      if (boxed) {
-        Stack s{IValue(x)};
-        untyped.call_boxed(&s);
-        r = s.back().to_int();
-      } else {
-        r = op.call(x);
-      }
+      int64_t r = call_pick(op, x, boxed);
       if (r == 1) saw_one.fetch_add(1, std::memory_order_relaxed);
       if (r == 2) saw_two.fetch_add(1, std::memory_order_relaxed);
       if (r != 1 && r != 2) unexpected.fetch_add(1, std::memory_order_relaxed);
@@ -210,17 +211,9 @@ TEST(DispatcherConcurrency, TogglingAPerOperatorFallthroughWhileDispatching) {
   std::mutex first_error_mutex;
   auto caller = [&](bool boxed) {
     Tensor x = cpu_tensor();  // carries AutogradCPU
-    auto untyped = Dispatcher::singleton().find_schema_or_throw("test_concurrency_ft::pick", "");
     while (!done.load(std::memory_order_acquire)) {
       try {
-        int64_t r;
-        if (boxed) {
-          Stack s{IValue(x)};
-          untyped.call_boxed(&s);
-          r = s.back().to_int();
-        } else {
-          r = op.call(x);
-        }
+        int64_t r = call_pick(op, x, boxed);
         (r == 2 ? saw_kernel : saw_below).fetch_add(1, std::memory_order_relaxed);
       } catch (const std::exception& e) {
         if (errors.fetch_add(1) == 0) {
