@@ -34,6 +34,7 @@ namespace {
 
 using fixtures::cpu_tensor;
 using fixtures::is_mapped;
+using fixtures::load_error;
 using fixtures::manifest;
 using fixtures::mapped_lines;
 using fixtures::plugin_dir;
@@ -44,18 +45,6 @@ using fixtures::wait_for_state;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
-
-// The message of the PluginError that loading `what` throws; a test failure when none is thrown.
-std::string load_error(const std::string& what) {
-  try {
-    PluginStatus s = plugins().load(what);
-    ADD_FAILURE() << "loading " << what << " succeeded (state " << to_string(s.state)
-                  << "); expected a PluginError";
-  } catch (const PluginError& e) {
-    return e.msg();
-  }
-  return {};
-}
 
 std::optional<OperatorHandle> find_op(const std::string& name) {
   return Dispatcher::singleton().find_op(OperatorName(name, ""));

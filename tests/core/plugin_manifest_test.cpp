@@ -20,24 +20,13 @@ namespace opd {
 namespace {
 
 using fixtures::broken_manifest;
+using fixtures::load_error;
 using fixtures::plugin_dir;
 using fixtures::replace_field;
 using fixtures::TempDir;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 namespace fs = std::filesystem;
-
-std::string load_error(const std::string& what) {
-  try {
-    PluginStatus s = plugins().load(what);
-    ADD_FAILURE() << "loading " << what << " succeeded (state " << to_string(s.state)
-                  << "); expected a PluginError";
-    if (s.state == PluginState::Loaded) plugins().unload(s.name, true);
-  } catch (const PluginError& e) {
-    return e.msg();
-  }
-  return {};
-}
 
 struct BrokenManifest {
   const char* file;   // in test_plugins/manifests/, without .yaml

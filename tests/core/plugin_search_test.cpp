@@ -28,6 +28,7 @@ namespace opd {
 namespace {
 
 using fixtures::is_mapped;
+using fixtures::load_error;
 using fixtures::manifest;
 using fixtures::plugin_dir;
 using fixtures::ScopedEnv;
@@ -44,17 +45,6 @@ namespace fs = std::filesystem;
 constexpr uid_t kOtherUser = 12345;
 #define SKIP_UNLESS_ROOT() \
   if (::geteuid() != 0) GTEST_SKIP() << "giving a file to another user (chown) needs root"
-
-std::string load_error(const std::string& what) {
-  try {
-    PluginStatus s = plugins().load(what);
-    ADD_FAILURE() << "loading " << what << " succeeded (state " << to_string(s.state)
-                  << "); expected a PluginError";
-  } catch (const PluginError& e) {
-    return e.msg();
-  }
-  return {};
-}
 
 std::vector<std::string> listed_names() {
   std::vector<std::string> names;

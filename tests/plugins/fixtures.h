@@ -4,6 +4,7 @@
 // OPD_TEST_PLUGIN_DIR, the build's test_plugins/ folder; each fixture <name> lives in
 // <dir>/<name>/<name>.yaml next to its library.
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "opd/error.h"
 #include "opd/plugin_manager.h"
 #include "opd/tensor.h"
 
@@ -26,6 +28,20 @@ namespace opd::fixtures {
 namespace fs = std::filesystem;
 
 inline fs::path plugin_dir() { return OPD_TEST_PLUGIN_DIR; }
+
+// The message of the PluginError that loading `what` throws; a test failure when none is thrown
+// (and the plugin unloaded again, so that later tests start from the same state).
+inline std::string load_error(const std::string& what) {
+  try {
+    PluginStatus s = plugins().load(what);
+    ADD_FAILURE() << "loading " << what << " succeeded (state " << to_string(s.state)
+                  << "); expected a PluginError";
+    if (s.state == PluginState::Loaded) plugins().unload(s.name, true);
+  } catch (const PluginError& e) {
+    return e.msg();
+  }
+  return {};
+}
 inline fs::path unsafe_plugin_dir() { return plugin_dir().parent_path() / "test_plugins_unsafe"; }
 // <dir>/<folder>/<name>.yaml; name defaults to folder.
 inline std::string manifest(const std::string& folder, std::string name = {}) {
