@@ -34,11 +34,14 @@ struct State {
   bool operator==(const State&) const = default;
 };
 
+// The invariants of the operator under test are checked at every step; those of every other
+// operator (which a fallback's registration also updates) once a run has constructed everything
+// and once it has destroyed everything: checking 135 operators at each of a run's ten steps made
+// this test the longest of the suite (six minutes under ASan).
 State current_state() {
-  auto& d = Dispatcher::singleton();
-  d.check_invariants();
-  auto op = d.find_op(kFoo);
+  auto op = Dispatcher::singleton().find_op(kFoo);
   if (!op) return {"", ""};
+  op->entry().check_invariants();
   return {op->dump_state(), op->dump_computed_table()};
 }
 
@@ -73,6 +76,7 @@ void run_once(const std::vector<Registration>& regs, const std::vector<size_t>& 
     record("after construction");
     if (::testing::Test::HasFatalFailure()) return;
   }
+  Dispatcher::singleton().check_invariants();
   for (size_t i : dtor) {
     if (!live[i]) continue;
     live[i].reset();
@@ -81,6 +85,7 @@ void run_once(const std::vector<Registration>& regs, const std::vector<size_t>& 
     if (::testing::Test::HasFatalFailure()) return;
   }
   ASSERT_EQ(active, 0u);
+  Dispatcher::singleton().check_invariants();
   EXPECT_FALSE(Dispatcher::singleton().find_op(kFoo).has_value())
       << "the operator entry must be erased with its last registration";
 }
