@@ -7,15 +7,18 @@ set(OPD_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/opdispatch)
 # Next to libopd_core.so: where the core looks for installed plugins (plugin_manager.cpp).
 set(OPD_INSTALL_PLUGINDIR ${CMAKE_INSTALL_LIBDIR}/opdispatch/plugins)
 
-install(TARGETS opd_core EXPORT opdispatchTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugin_api/include/ ${PROJECT_SOURCE_DIR}/core/include/
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# The generated typed API (opd/ops.h, opd/tensor_methods.inc); the kernel declarations under
-# opd/native/ are for opdispatch's own plugins only.
-install(DIRECTORY ${OPD_GENERATED_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+install(TARGETS opd_core opd_plugin_api EXPORT opdispatchTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# Two include roots, neither on a compiler's default path, so that the installed targets keep
+# the boundary the build keeps: opdispatch::plugin_api sees plugin_api/ only, opdispatch::core
+# (host programs) both. With the plugin API, the generated typed API (opd/ops.h,
+# opd/tensor_methods.inc, opd/version.h); the kernel declarations under opd/native/ are for
+# opdispatch's own plugins only.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/plugin_api/include/
+  DESTINATION ${OPD_INSTALL_PLUGIN_API_INCLUDEDIR})
+install(DIRECTORY ${OPD_GENERATED_DIR}/include/ DESTINATION ${OPD_INSTALL_PLUGIN_API_INCLUDEDIR}
   PATTERN native EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/ DESTINATION ${OPD_INSTALL_HOST_INCLUDEDIR})
 install(EXPORT opdispatchTargets NAMESPACE opdispatch:: DESTINATION ${OPD_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/opdispatchConfig.cmake.in

@@ -35,6 +35,7 @@ set(OPD_DISPATCH_SOURCES
   src/infer_schema.cpp
   src/operator_entry.cpp
   src/dispatcher.cpp
+  src/operator_handle.cpp
   src/boxed_call.cpp
   src/dispatch_observer.cpp
   src/library.cpp
@@ -54,7 +55,7 @@ set(OPD_PLUGIN_SOURCES
 set(OPD_API_SOURCES
   src/tensor_options.cpp
   src/tensor_autograd.cpp
-  src/autograd_thread_state.cpp
+  src/plugin_thread_state.cpp
   src/plugin_object.cpp
 )
 

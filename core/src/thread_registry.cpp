@@ -10,15 +10,18 @@
 
 #include "logging.h"
 #include "opd/dispatcher.h"
-#include "opd/local_dispatch_key_set.h"
 
 namespace opd::detail {
+
+OPD_API constinit thread_local ThreadCallCounter tls_call_counter
+    __attribute__((tls_model("initial-exec")));
+
 namespace {
 
 struct Registry {
   std::mutex mutex;
   struct Entry {
-    ThreadDispatchState* state;
+    ThreadCallCounter* state;
     uint64_t id;
   };
   std::vector<Entry> threads;  // guarded by mutex
@@ -30,10 +33,10 @@ Registry& registry() {
   return *r;
 }
 
-// Removes the thread from the registry when it exits. Separate from ThreadDispatchState so that
+// Removes the thread from the registry when it exits. Separate from ThreadCallCounter so that
 // the hot state stays trivially destructible (no TLS wrapper on the dispatch path).
 struct ThreadExit {
-  ThreadDispatchState* state = nullptr;
+  ThreadCallCounter* state = nullptr;
   ~ThreadExit() {
     if (!state) return;
     auto& r = registry();
@@ -68,7 +71,7 @@ bool asymmetric_fence() {
 }  // namespace
 
 void register_dispatch_thread() {
-  auto& state = tls_dispatch_state;
+  auto& state = tls_call_counter;
   if (state.registered) return;
   auto& r = registry();
   {

@@ -8,15 +8,9 @@
 #include <vector>
 
 #include "autograd/autograd_meta.h"
-#include "opd/dispatcher.h"
+#include "opd/ops.h"
 
 namespace opd::autograd {
-
-// The aten operator, looked up once by each kernel (aten schemas live as long as the core).
-template <class Sig>
-TypedOperatorHandle<Sig> find_op(const char* name, const char* overload) {
-  return Dispatcher::singleton().find_schema_or_throw(name, overload).template typed<Sig>();
-}
 
 inline bool any_requires_grad(const Tensor& t) { return requires_grad(t); }
 inline bool any_requires_grad(const std::optional<Tensor>& t) { return t && requires_grad(*t); }

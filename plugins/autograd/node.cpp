@@ -3,22 +3,25 @@
 #include <memory>
 #include <vector>
 
-#include "opd/autograd_thread_state.h"
+#include "autograd/thread_state.h"
 
 namespace opd::autograd {
-namespace {
+
 // This thread's state lives in the core (Note [Thread state of plugins]). Sequence numbers are
 // per thread, as PyTorch's at::sequence_number: the engine only orders the nodes of one graph,
 // which one thread records, and a shared counter would cost every node an atomic increment.
-using detail::tls_autograd_state;
+const PluginThreadState<ThreadState> state_slot("autograd");
 
+ThreadState& thread_state() { return state_slot.get(); }
+
+namespace {
 // The node run_node is running on this thread (innermost), for Node::shared().
 const std::shared_ptr<Node>* running_node() {
-  return static_cast<const std::shared_ptr<Node>*>(tls_autograd_state.running_node);
+  return static_cast<const std::shared_ptr<Node>*>(thread_state().running_node);
 }
 }  // namespace
 
-Node::Node() : sequence_nr_(tls_autograd_state.next_sequence_nr++) {}
+Node::Node() : sequence_nr_(thread_state().next_sequence_nr++) {}
 
 Node::~Node() = default;
 
@@ -32,9 +35,9 @@ const std::shared_ptr<Node>& Node::shared() const {
 variable_list run_node(const std::shared_ptr<Node>& node, variable_list&& grads) {
   struct Restore {
     const void* outer;
-    ~Restore() { tls_autograd_state.running_node = outer; }
-  } restore{tls_autograd_state.running_node};
-  tls_autograd_state.running_node = &node;
+    ~Restore() { thread_state().running_node = outer; }
+  } restore{thread_state().running_node};
+  thread_state().running_node = &node;
   return node->apply(std::move(grads));
 }
 
@@ -48,9 +51,10 @@ void destroy_node(Node* node) noexcept {
   using List = boost::container::small_vector_base<std::shared_ptr<Node>>;
   // Room for a short chain, so that freeing an ordinary graph does not allocate.
   boost::container::small_vector<std::shared_ptr<Node>, 8> local;
-  const bool outermost = tls_autograd_state.pending_deletions == nullptr;
-  if (outermost) tls_autograd_state.pending_deletions = static_cast<List*>(&local);
-  List& pending = *static_cast<List*>(tls_autograd_state.pending_deletions);
+  ThreadState& state = thread_state();
+  const bool outermost = state.pending_deletions == nullptr;
+  if (outermost) state.pending_deletions = static_cast<List*>(&local);
+  List& pending = *static_cast<List*>(state.pending_deletions);
   node->release_variables();
   for (Edge& e : node->mutable_next_edges()) {
     if (e.function) pending.push_back(std::move(e.function));
@@ -62,7 +66,7 @@ void destroy_node(Node* node) noexcept {
       local.pop_back();
       next.reset();  // may run destroy_node, which appends to `local`
     }
-    tls_autograd_state.pending_deletions = nullptr;
+    state.pending_deletions = nullptr;
   }
 }
 

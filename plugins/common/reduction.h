@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/half.h"
+#include "opd/half.h"
 #include "opd/tensor.h"
 
 namespace opd::common {

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "common/half.h"
+#include "opd/half.h"
 #include "opd/scalar.h"
 #include "opd/scalar_type.h"
 
@@ -128,7 +128,7 @@ constexpr ScalarType scalar_type_of() {
       OPD_PRIVATE_CASES_INTEGRAL(__VA_ARGS__)                   \
       OPD_PRIVATE_CASES_FLOATING(__VA_ARGS__))
 
-// Every ScalarType but Undefined, with Half and BFloat16 as opd::common::Half / BFloat16: for
+// Every ScalarType but Undefined, with Half and BFloat16 as opd::Half / BFloat16: for
 // kernels that only move or convert values (copy_, fill_).
 #define OPD_DISPATCH_EVERY_TYPE(TYPE, NAME, ...)                                     \
   OPD_PRIVATE_DISPATCH_SWITCH(TYPE, NAME,                                            \
@@ -138,8 +138,8 @@ constexpr ScalarType scalar_type_of() {
       OPD_PRIVATE_CASE_TYPE(Int16, int16_t, __VA_ARGS__)                             \
       OPD_PRIVATE_CASE_TYPE(Int32, int32_t, __VA_ARGS__)                             \
       OPD_PRIVATE_CASE_TYPE(Int64, int64_t, __VA_ARGS__)                             \
-      OPD_PRIVATE_CASE_TYPE(Float16, ::opd::common::Half, __VA_ARGS__)               \
-      OPD_PRIVATE_CASE_TYPE(BFloat16, ::opd::common::BFloat16, __VA_ARGS__)          \
+      OPD_PRIVATE_CASE_TYPE(Float16, ::opd::Half, __VA_ARGS__)               \
+      OPD_PRIVATE_CASE_TYPE(BFloat16, ::opd::BFloat16, __VA_ARGS__)          \
       OPD_PRIVATE_CASE_TYPE(Float32, float, __VA_ARGS__)                             \
       OPD_PRIVATE_CASE_TYPE(Float64, double, __VA_ARGS__)                            \
       OPD_PRIVATE_CASE_TYPE(ComplexFloat, std::complex<float>, __VA_ARGS__)          \
@@ -148,7 +148,7 @@ constexpr ScalarType scalar_type_of() {
 
 namespace opd::common {
 
-// Calls f(T{}) with the C++ type of `dtype` (Half and BFloat16 as common::Half / BFloat16),
+// Calls f(T{}) with the C++ type of `dtype` (Half and BFloat16 as Half / BFloat16),
 // complex types only when kComplex; otherwise throws TypeError "\"op\" not implemented for
 // 'ComplexFloat'" (throw_not_implemented_for). For kernels that need the type as a template
 // argument of a generic lambda rather than a macro body.

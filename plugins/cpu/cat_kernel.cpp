@@ -8,11 +8,11 @@
 #include <cstring>
 #include <type_traits>
 
-#include "common/half.h"
 #include "common/nn_shape.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/parallel.h"
+#include "opd/half.h"
 #include "opd/native/CPU.h"
 
 namespace opd::native {

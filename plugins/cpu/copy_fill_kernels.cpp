@@ -5,15 +5,13 @@
 #include <type_traits>
 
 #include "common/elementwise.h"
-#include "common/half.h"
 #include "cpu/elementwise_loops.h"
+#include "opd/half.h"
 #include "opd/native/CPU.h"
 
 namespace opd::native {
 namespace {
 
-using common::BFloat16;
-using common::Half;
 using common::TensorIterator;
 
 template <class T>

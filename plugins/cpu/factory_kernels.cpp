@@ -7,21 +7,18 @@
 #include <type_traits>
 
 #include "common/factory_shape.h"
-#include "common/half.h"
 #include "common/philox.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/parallel.h"
 #include "opd/generator.h"
+#include "opd/half.h"
 #include "opd/native/CPU.h"
 #include "opd/ops.h"
 
 namespace opd::native {
 
 namespace {
-
-using common::BFloat16;
-using common::Half;
 
 constexpr const char* kBackend = "cpu";
 // Elements per parallel chunk: a cheap loop (arange), and a Philox block per element.

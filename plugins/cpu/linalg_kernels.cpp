@@ -10,11 +10,11 @@
 #include <complex>
 #include <type_traits>
 
-#include "common/half.h"
 #include "common/linalg_shape.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/parallel.h"
+#include "opd/half.h"
 #include "opd/native/CPU.h"
 
 namespace opd::native {
@@ -125,8 +125,7 @@ void batched_matmul(const char* op, int64_t batch, int64_t n, int64_t m, int64_t
 // The type T multiplies in: float for Half and BFloat16 (BLAS has no 16-bit floats), else T.
 template <class T>
 using compute_t =
-    std::conditional_t<std::is_same_v<T, common::Half> || std::is_same_v<T, common::BFloat16>,
-                       float, T>;
+    std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
 
 // out[b] = alpha * a[b] @ bm[b] (+ beta * self broadcast, when `self` is given and beta is not
 // 0: with beta 0 self is not read, so NaN and inf in it do not reach the result, as PyTorch).

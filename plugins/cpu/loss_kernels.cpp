@@ -6,11 +6,11 @@
 #include <limits>
 #include <tuple>
 
-#include "common/half.h"
 #include "common/nn_shape.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/parallel.h"
+#include "opd/half.h"
 #include "opd/native/CPU.h"
 
 namespace opd::native {

@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "common/half.h"
 #include "common/reduction.h"
 #include "cpu/parallel.h"
+#include "opd/half.h"
 #include "opd/tensor.h"
 
 namespace opd::cpu::reduction {
@@ -33,8 +33,8 @@ inline constexpr int64_t kTile = 16;
 
 // Floating point, the 16-bit types included.
 template <class T>
-inline constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, common::Half> ||
-                                 std::is_same_v<T, common::BFloat16>;
+inline constexpr bool kIsFloat =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <class T>
 inline constexpr bool kIsComplex = false;

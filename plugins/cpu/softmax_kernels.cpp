@@ -14,12 +14,12 @@
 #include <limits>
 #include <type_traits>
 
-#include "common/half.h"
 #include "common/nn_shape.h"
 #include "common/reduction.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/parallel.h"
+#include "opd/half.h"
 #include "opd/native/CPU.h"
 
 namespace opd::native {
@@ -172,7 +172,7 @@ Tensor softmax_backward_impl(const char* op, const char* check_name, const Tenso
   common::visit_floating_dtype(grad.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
     if (dtype != grad.scalar_type())
-      softmax_backward<T, common::Half, kLog>(grad, output, out, d);
+      softmax_backward<T, Half, kLog>(grad, output, out, d);
     else
       softmax_backward<T, T, kLog>(grad, output, out, d);
   });

@@ -14,7 +14,6 @@
 #include <complex>
 #include <type_traits>
 
-#include "common/half.h"
 #include "common/linalg_shape.h"
 #include "common/type_dispatch.h"
 #include "cuda/allocator.h"
@@ -23,6 +22,7 @@
 #include "cuda/device_guard.h"
 #include "cuda/geometry.h"
 #include "cuda/kernels/linalg_args.h"
+#include "opd/half.h"
 #include "opd/native/CUDA.h"
 
 namespace opd::native {
@@ -43,8 +43,7 @@ using common::blas_view;
 using common::BlasView;
 
 template <class T>
-inline constexpr bool kHalfLike =
-    std::is_same_v<T, common::Half> || std::is_same_v<T, common::BFloat16>;
+inline constexpr bool kHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 template <class T>
 inline constexpr bool kComplex =
     std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
@@ -203,8 +202,8 @@ void run_gemm(const char* op, int index, const Gemm& g, compute_t<T> alpha, comp
       }
     } else {
       static_assert(kHalfLike<T>);
-      gemm_16bit(h, std::is_same_v<T, common::Half> ? CUDA_R_16F : CUDA_R_16BF, g, count, a, b, c,
-                 alpha, beta);
+      gemm_16bit(h, std::is_same_v<T, Half> ? CUDA_R_16F : CUDA_R_16BF, g, count, a, b, c, alpha,
+                 beta);
     }
   }
 }

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "opd/dispatcher.h"
+#include "opd/operator_handle.h"
 #include "opd/plugin.h"
 #include "opd/tensor.h"
 
@@ -45,10 +45,7 @@ opd::Tensor scale_meta(const opd::Tensor& self, double) {
 
 opd::Tensor twice(const opd::Tensor& self) {
   // Looked up per call, not cached: the operator may be re-registered while this plugin lives.
-  return opd::Dispatcher::singleton()
-      .find_schema_or_throw("example::scale", "")
-      .typed<opd::Tensor(const opd::Tensor&, double)>()
-      .call(self, 2.0);
+  return opd::find_operator_or_throw("example::scale").call_as<opd::Tensor>(self, 2.0);
 }
 
 }  // namespace

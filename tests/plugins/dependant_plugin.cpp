@@ -1,7 +1,7 @@
 // Requires the good plugin (see dependant.yaml) and calls its operator: dependant::twice(x) is
 // 2 * fixture::value(x).
 
-#include "opd/dispatcher.h"
+#include "opd/operator_handle.h"
 #include "opd/plugin.h"
 #include "opd/tensor.h"
 
@@ -9,10 +9,7 @@ namespace {
 
 int64_t twice(const opd::Tensor& x) {
   // Looked up on every call: the good plugin may have been reloaded since the last one.
-  auto value = opd::Dispatcher::singleton()
-                   .find_schema_or_throw("fixture::value", "")
-                   .typed<int64_t(const opd::Tensor&)>();
-  return 2 * value.call(x);
+  return 2 * opd::find_operator_or_throw("fixture::value").call_as<int64_t>(x);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // it must replace a fallback as well as kernels. fixture_fallback::traced returns 1 through the
 // fallback when Tracer is in the key set, and 0 from its CPU kernel otherwise.
 
-#include "opd/dispatcher.h"
+#include "opd/operator_handle.h"
 #include "opd/plugin.h"
 #include "opd/tensor.h"
 

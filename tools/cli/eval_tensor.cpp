@@ -6,9 +6,9 @@
 #include <cstring>
 #include <new>
 
-#include "common/half.h"
 #include "eval_binding.h"
 #include "opd/error.h"
+#include "opd/half.h"
 
 namespace opd::cli::eval {
 namespace {
@@ -142,9 +142,9 @@ void store(ScalarType t, void* dst, const Number& n) {
     case ScalarType::Int64:
       return store_as<int64_t>(dst, n);
     case ScalarType::Float16:
-      return store_as<common::Half>(dst, n);
+      return store_as<Half>(dst, n);
     case ScalarType::BFloat16:
-      return store_as<common::BFloat16>(dst, n);
+      return store_as<BFloat16>(dst, n);
     case ScalarType::Float32:
       return store_as<float>(dst, n);
     case ScalarType::Float64:
@@ -266,10 +266,10 @@ HostValues read_values(const Tensor& tensor) {
         out.ints.push_back(*reinterpret_cast<const int64_t*>(p));
         break;
       case ScalarType::Float16:
-        out.reals.push_back(load_real<common::Half>(p));
+        out.reals.push_back(load_real<Half>(p));
         break;
       case ScalarType::BFloat16:
-        out.reals.push_back(load_real<common::BFloat16>(p));
+        out.reals.push_back(load_real<BFloat16>(p));
         break;
       case ScalarType::Float32:
         out.reals.push_back(*reinterpret_cast<const float*>(p));

@@ -30,9 +30,10 @@ bool is_out_overload(const FunctionSchema& s) {
 }
 
 struct Api {
-  std::string header;   // declarations in namespace opd
-  std::string methods;  // declarations inside class Tensor
-  std::string source;   // definitions
+  std::string header;             // declarations in namespace opd
+  std::string redispatch_header;  // declarations in namespace opd::redispatch
+  std::string methods;            // declarations inside class Tensor
+  std::string source;             // definitions
 };
 
 std::string signature_type(const FunctionSchema& s) {
@@ -49,6 +50,23 @@ void emit_entry(const NativeFunction& f, Api& api) {
       "  return op.call({});\n}}\n\n",
       f.func, cpp_return_type(s), unique_name(s), param_list(params, false), signature_type(s),
       base_name(s), s.overload_name(), name_list(params));
+}
+
+// opd::redispatch::<unique name>(ks, args...): the call for the key set `ks`, ignoring the
+// thread's included and excluded keys, as ATen's at::redispatch: what a kernel that handled its
+// own key calls to pass the call on (the generated Autograd kernels).
+void emit_redispatch(const NativeFunction& f, Api& api) {
+  const FunctionSchema& s = f.schema;
+  auto params = cpp_params(s);
+  const std::string args = "DispatchKeySet ks" + std::string(params.empty() ? "" : ", ");
+  api.redispatch_header += fmt::format("OPD_API {} {}({}{});\n", cpp_return_type(s), unique_name(s),
+                                       args, param_list(params, false));
+  api.source += fmt::format(
+      "{} redispatch::{}({}{}) {{\n"
+      "  static const auto op = ops_detail::lookup<{}>(\"aten::{}\", \"{}\");\n"
+      "  return op.redispatch(ks{}{});\n}}\n\n",
+      cpp_return_type(s), unique_name(s), args, param_list(params, false), signature_type(s),
+      base_name(s), s.overload_name(), params.empty() ? "" : ", ", name_list(params));
 }
 
 void emit_function(const NativeFunction& f, Api& api) {
@@ -132,6 +150,7 @@ void emit_api(const std::vector<NativeFunction>& fs, const EmitOptions& o) {
     Api one;
     emit_entry(f, one);
     entries += one.source;
+    emit_redispatch(f, api);
     if (f.function_variant) emit_function(f, api);
     if (f.method_variant) emit_method(f, api);
   }
@@ -146,7 +165,9 @@ void emit_api(const std::vector<NativeFunction>& fs, const EmitOptions& o) {
           "#include <optional>\n#include <string_view>\n#include <tuple>\n#include <vector>\n\n"
           "#include \"opd/tensor.h\"\n#include \"opd/tensor_options.h\"\n\n"
           "namespace opd {\n\n" +
-          api.header + "\n}  // namespace opd\n\n#include \"opd/tensor_operators.h\"\n");
+          api.header + "\nnamespace redispatch {\n\n" + api.redispatch_header +
+          "\n}  // namespace redispatch\n}  // namespace opd\n\n"
+          "#include \"opd/tensor_operators.h\"\n");
   write_if_changed(o.out_dir + "/include/opd/tensor_methods.inc",
                    banner + "// Included inside class Tensor (opd/tensor.h).\n" + api.methods);
   write_if_changed(

@@ -325,14 +325,12 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
   } else if (a->formulas.empty()) {
     kind = KernelKind::NonDifferentiable;
   }
-  std::string sig = ret + "(" + type_list(params) + ")";
   std::string body =
       fmt::format("// {}:{}  {}\n{} {}(DispatchKeySet ks{}{}) {{\n", o.yaml_display_name, f.line,
                   f.func, ret, name, params.empty() ? "" : ", ", param_list(params, false));
-  body += fmt::format("  static const auto op = find_op<{}>(\"aten::{}\", \"{}\");\n", sig,
-                      base_name(s), s.overload_name());
-  const std::string redispatch = fmt::format("op.redispatch(ks - kAutogradKeySet{}{})",
-                                             params.empty() ? "" : ", ", name_list(params));
+  const std::string redispatch =
+      fmt::format("redispatch::{}(ks - kAutogradKeySet{}{})", unique_name(s),
+                  params.empty() ? "" : ", ", name_list(params));
   const std::string op_name = "aten::" + impl_name(s);
   std::string mark_view = is_view ? "  mark_view(result, self);\n" : "";
   if (kind != KernelKind::Formula) {

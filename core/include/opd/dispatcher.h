@@ -15,52 +15,11 @@
 #include "opd/kernel_function.h"
 #include "opd/local_dispatch_key_set.h"
 #include "opd/operator_entry.h"
+#include "opd/operator_handle.h"
 #include "opd/registration_handle.h"
 #include "opd/thread_registry.h"
 
 namespace opd {
-
-template <class Sig>
-class TypedOperatorHandle;
-
-// A reference to an operator. Cheap to copy. Valid while the operator has at least one
-// registration; using it after its last registration is gone is undefined, as in PyTorch.
-class OPD_API OperatorHandle {
- public:
-  explicit OperatorHandle(OperatorEntry* entry) : entry_(entry) {}
-
-  const OperatorName& operator_name() const { return entry_->operator_name(); }
-  bool has_schema() const { return entry_->has_schema(); }
-  const FunctionSchema& schema() const { return entry_->schema(); }
-  std::string debug() const { return entry_->schema_debug(); }
-  bool has_kernel_for_dispatch_key(DispatchKey k) const {
-    return entry_->has_kernel_for_dispatch_key(k);
-  }
-  std::string dump_state() const { return entry_->dump_state(); }
-  std::string dump_computed_table() const { return entry_->dump_computed_table(); }
-
-  // A typed handle for unboxed calls. Throws Error when Sig is not the operator's C++ signature
-  // (from its unboxed kernels, else from its schema), naming both. Safe while other threads
-  // register: the check reads the kernels under the registration mutex.
-  template <class Sig>
-  TypedOperatorHandle<Sig> typed() const {
-    entry_->check_signature(CppSignature::make<Sig>(), infer_schema_string<Sig>());
-    return TypedOperatorHandle<Sig>(entry_);
-  }
-
-  // Boxed call: the stack holds exactly the schema's arguments; they are replaced by the
-  // results. Throws TypeError naming the operator and argument on a count or type mismatch.
-  void call_boxed(Stack* stack) const;
-  // Boxed call from inside a kernel, dispatching on `keys` (already computed by the caller,
-  // usually the kernel's keys minus the one it serves).
-  void redispatch_boxed(DispatchKeySet keys, Stack* stack) const;
-
-  OperatorEntry& entry() const { return *entry_; }
-  bool operator==(const OperatorHandle& o) const { return entry_ == o.entry_; }
-
- protected:
-  OperatorEntry* entry_;
-};
 
 namespace detail {
 
@@ -72,7 +31,7 @@ class CallScope {
   static constexpr uint64_t kDepthMask = 0xffff;
   static constexpr uint64_t kEpoch = kDepthMask + 1;
 
-  CallScope() : s_(tls_dispatch_state) {
+  CallScope() : s_(tls_call_counter) {
     if (!s_.registered) [[unlikely]]
       register_dispatch_thread();
 #if defined(__SANITIZE_THREAD__)
@@ -91,7 +50,7 @@ class CallScope {
   CallScope& operator=(const CallScope&) = delete;
 
  private:
-  ThreadDispatchState& s_;
+  ThreadCallCounter& s_;
 };
 
 inline DispatchKeySet key_set_of(const Tensor& t) { return t.key_set(); }
@@ -144,7 +103,7 @@ template <class Ret, class... Args>
 
 // The key set a call dispatches on: ((arguments | included) - excluded) & mask.
 inline DispatchKeySet compute_dispatch_key_set(DispatchKeySet args, DispatchKeySet mask) {
-  const auto& s = tls_dispatch_state;
+  const auto& s = tls_dispatch_keys;
   return ((args | DispatchKeySet::from_raw(s.included)) - DispatchKeySet::from_raw(s.excluded)) &
          mask;
 }
@@ -183,6 +142,12 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
   friend class OperatorHandle;
   explicit TypedOperatorHandle(OperatorEntry* e) : OperatorHandle(e) {}
 };
+
+template <class Sig>
+TypedOperatorHandle<Sig> OperatorHandle::typed() const {
+  entry_->check_signature(CppSignature::make<Sig>(), infer_schema_string<Sig>());
+  return TypedOperatorHandle<Sig>(entry_);
+}
 
 // Told about every operator that gains or loses its schema. Listeners are called on the
 // registering thread while it holds the registration mutex, which that thread may take again:

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -7,12 +8,30 @@
 
 namespace opd::detail {
 
+// What the reclaimer knows of one thread, kept apart from the thread's dispatch keys
+// (opd/local_dispatch_key_set.h): plugins see those, never these. Read on every dispatch, so
+// constinit, trivially destructible and initial-exec like them.
+struct ThreadCallCounter {
+  // Low 16 bits: dispatcher calls running on this thread (nested calls count). High bits: how
+  // many times that count returned to zero. Written only by its thread, read by the reclaimer.
+  // See Note [Kernel reclamation] in core/src/dispatcher.cpp.
+  std::atomic<uint64_t> calls{0};
+  bool registered = false;  // known to the reclaimer
+};
+
+extern OPD_API constinit thread_local ThreadCallCounter tls_call_counter
+    __attribute__((tls_model("initial-exec")));
+
+// Makes this thread's counter visible to the reclaimer. Called once per thread, on its first
+// dispatch.
+OPD_API void register_dispatch_thread();
+
 // Which threads were inside dispatcher calls at one instant, and how far each had got. See
 // Note [Kernel reclamation] in core/src/dispatcher.cpp.
 struct QuiescenceSnapshot {
   struct Thread {
     uint64_t id;     // the thread's registration number (threads may exit and be replaced)
-    uint64_t calls;  // its ThreadDispatchState::calls at the snapshot
+    uint64_t calls;  // its ThreadCallCounter::calls at the snapshot
   };
   std::vector<Thread> busy;  // threads that were in a call
   bool valid = false;        // false when no memory barrier could be issued

@@ -49,12 +49,10 @@ constexpr bool kPinnedLayout = sizeof(T) == Size && alignof(T) == Align;
 static_assert(kPinnedLayout<Device, 2, 1>, "opd::Device changed layout: see Note [Plugin ABI]");
 static_assert(kPinnedLayout<DispatchKeySet, 8, 8>,
               "opd::DispatchKeySet changed layout: see Note [Plugin ABI]");
-static_assert(kPinnedLayout<ThreadDispatchState, 32, 8> &&
-                  offsetof(ThreadDispatchState, included) == 0 &&
-                  offsetof(ThreadDispatchState, excluded) == 8 &&
-                  offsetof(ThreadDispatchState, calls) == 16 &&
-                  offsetof(ThreadDispatchState, registered) == 24,
-              "opd::detail::ThreadDispatchState changed layout: see Note [Plugin ABI]");
+static_assert(kPinnedLayout<ThreadDispatchKeys, 16, 8> &&
+                  offsetof(ThreadDispatchKeys, included) == 0 &&
+                  offsetof(ThreadDispatchKeys, excluded) == 8,
+              "opd::detail::ThreadDispatchKeys changed layout: see Note [Plugin ABI]");
 static_assert(kPinnedLayout<LocalDispatchKeySet, 16, 8>,
               "opd::LocalDispatchKeySet changed layout: see Note [Plugin ABI]");
 static_assert(kPinnedLayout<KernelFunction, 32, 8>,

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 
 #include "opd/dispatch_key_set.h"
@@ -10,25 +9,17 @@ namespace opd {
 
 namespace detail {
 
-// Per-thread dispatch state, read on every dispatch. constinit and trivially destructible so
-// that reading it is one %fs-relative load (no TLS wrapper call); initial-exec because
-// libopd_core.so is linked by the executable, never dlopened.
-struct ThreadDispatchState {
+// This thread's included and excluded keys, read on every dispatch. constinit and trivially
+// destructible so that reading it is one %fs-relative load (no TLS wrapper call); initial-exec
+// because libopd_core.so is linked by the executable, never dlopened. The reclaimer's
+// per-thread call counters are the core's own (opd/thread_registry.h), not part of this API.
+struct ThreadDispatchKeys {
   uint64_t included = 0;  // raw DispatchKeySet
   uint64_t excluded = 0;  // raw DispatchKeySet
-  // Low 16 bits: dispatcher calls running on this thread (nested calls count). High bits: how
-  // many times that count returned to zero. Written only by its thread, read by the reclaimer.
-  // See Note [Kernel reclamation] in core/src/dispatcher.cpp.
-  std::atomic<uint64_t> calls{0};
-  bool registered = false;  // known to the reclaimer
 };
 
-extern OPD_API constinit thread_local ThreadDispatchState tls_dispatch_state
+extern OPD_API constinit thread_local ThreadDispatchKeys tls_dispatch_keys
     __attribute__((tls_model("initial-exec")));
-
-// Makes this thread's state visible to the reclaimer. Called once per thread, on its first
-// dispatch.
-OPD_API void register_dispatch_thread();
 
 }  // namespace detail
 
@@ -40,16 +31,16 @@ struct LocalDispatchKeySet {
 };
 
 inline LocalDispatchKeySet tls_local_dispatch_key_set() {
-  const auto& s = detail::tls_dispatch_state;
+  const auto& s = detail::tls_dispatch_keys;
   return {DispatchKeySet::from_raw(s.included), DispatchKeySet::from_raw(s.excluded)};
 }
 OPD_API void tls_set_dispatch_key_included(DispatchKey k, bool included);
 OPD_API void tls_set_dispatch_key_excluded(DispatchKey k, bool excluded);
 inline bool tls_is_dispatch_key_included(DispatchKey k) {
-  return DispatchKeySet::from_raw(detail::tls_dispatch_state.included).has(k);
+  return DispatchKeySet::from_raw(detail::tls_dispatch_keys.included).has(k);
 }
 inline bool tls_is_dispatch_key_excluded(DispatchKey k) {
-  return DispatchKeySet::from_raw(detail::tls_dispatch_state.excluded).has(k);
+  return DispatchKeySet::from_raw(detail::tls_dispatch_keys.excluded).has(k);
 }
 
 // Adds keys to this thread's included set for the scope; on exit removes exactly the keys it

@@ -33,7 +33,12 @@
 // OperatorEntry::check_signature (it reads the kernels under the registration mutex); plugins
 // call opd::release_plugin_self_reference (Note [Plugin self reference]); the fingerprint names
 // the opdispatch version. 1.x plugins do not load.
-#define OPD_PLUGIN_ABI_MAJOR 2
+// 3.0: plugins compile against plugin_api/ alone (opdispatch::plugin_api). The thread's dispatch
+// keys (ThreadDispatchKeys) are split from the reclaimer's counters, which are the core's own;
+// the autograd plugin's thread state (tls_autograd_state) gave way to per-plugin slots
+// (opd/plugin_thread_state.h); OperatorHandle's members are calls into the core
+// (opd/operator_handle.h); opd::redispatch:: functions are generated. 2.x plugins do not load.
+#define OPD_PLUGIN_ABI_MAJOR 3
 #define OPD_PLUGIN_ABI_MINOR 0
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)

@@ -7,7 +7,7 @@
 #include <bit>
 #include <cstdint>
 
-namespace opd::common {
+namespace opd {
 
 namespace detail {
 
@@ -70,4 +70,4 @@ struct BFloat16 {
 
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2);
 
-}  // namespace opd::common
+}  // namespace opd

@@ -1,9 +1,9 @@
-// The 16-bit floating types (common/half.h): float -> Half and float -> BFloat16 round to
+// The 16-bit floating types (opd/half.h): float -> Half and float -> BFloat16 round to
 // nearest, ties to even, overflow to infinity, keep NaN a NaN (quiet) and handle subnormals;
 // the way back is exact. Checked against known bit patterns, and at every midpoint between two
 // neighbouring 16-bit values.
 
-#include "common/half.h"
+#include "opd/half.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace opd::common {
+namespace opd {
 namespace {
 
 float from_bits(uint32_t bits) { return std::bit_cast<float>(bits); }
@@ -237,4 +237,4 @@ TEST(BFloat16, EveryMidpointRoundsToEvenAndItsNeighboursToTheNearer) {
 }
 
 }  // namespace
-}  // namespace opd::common
+}  // namespace opd
