@@ -81,49 +81,66 @@ bool matches(const IValue& v, const Type& t) {
   }
 }
 
-void check_arguments(const OperatorHandle& op, const Stack& stack) {
-  if (!op.has_schema()) return;  // impl-only operators: the kernel's own unboxing checks types
-  const FunctionSchema& s = op.schema();
-  if (s.is_vararg()) return;
-  const auto& args = s.arguments();
-  OPD_CHECK_T(TypeError, stack.size() >= args.size(),
-              "{}: expected {} argument{} ({}) but the stack holds {}",
-              s.operator_name().to_string(), args.size(), args.size() == 1 ? "" : "s",
-              s.to_string(), stack.size());
-  const IValue* base = stack.data() + (stack.size() - args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    OPD_CHECK_T(TypeError, matches(base[i], *args[i].type()),
-                "{}: argument '{}' (position {}) must be {}, not {}", s.operator_name().to_string(),
-                args[i].name(), i + 1, args[i].type()->str(), base[i].tag_name());
-  }
-}
-
 // A `Device?` argument: None there means CPU for dispatch (see key_set_of in dispatcher.h).
-bool is_device_argument(const FunctionSchema& s, size_t index) {
-  if (index >= s.arguments().size()) return false;
-  const Type& t = *s.arguments()[index].type();
+bool is_optional_device(const Type& t) {
   return t.kind() == TypeKind::Optional && t.contained()[0]->kind() == TypeKind::Device;
 }
 
-DispatchKeySet stack_key_set(const OperatorHandle& op, const Stack& stack) {
-  size_t n =
-      op.has_schema() && !op.schema().is_vararg() ? op.schema().arguments().size() : stack.size();
+// The dispatch keys an argument brings: its tensors', or a device's backend key.
+DispatchKeySet key_set_of(const IValue& v) {
+  if (v.is_tensor()) return v.to_tensor().key_set();
   DispatchKeySet ks;
-  for (size_t i = stack.size() - n; i < stack.size(); ++i) {
-    const IValue& v = stack[i];
-    if (v.is_tensor()) {
-      ks = ks | v.to_tensor().key_set();
-    } else if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) ks = ks | t.key_set();
-    } else if (v.is_optional_tensor_list()) {
-      for (const auto& t : v.to_optional_tensor_list()) {
-        if (t) ks = ks | t->key_set();
-      }
-    } else if (v.is_device()) {
-      ks = ks | detail::key_set_of(v.to_device());
-    } else if (v.is_none() && op.has_schema() &&
-               is_device_argument(op.schema(), i - (stack.size() - n))) {
-      ks = ks | detail::key_set_of(std::optional<Device>());
+  if (v.is_tensor_list()) {
+    for (const Tensor& t : v.to_tensor_list()) ks = ks | t.key_set();
+  } else if (v.is_optional_tensor_list()) {
+    for (const auto& t : v.to_optional_tensor_list()) {
+      if (t) ks = ks | t->key_set();
+    }
+  } else if (v.is_device()) {
+    ks = detail::key_set_of(v.to_device());
+  }
+  return ks;
+}
+
+[[noreturn, gnu::cold]] void throw_argument_count(const FunctionSchema& s, size_t held) {
+  const size_t n = s.arguments().size();
+  throw TypeError(fmt::format("{}: expected {} argument{} ({}) but the stack holds {}",
+                              s.operator_name().to_string(), n, n == 1 ? "" : "s", s.to_string(),
+                              held));
+}
+
+[[noreturn, gnu::cold]] void throw_argument_type(const FunctionSchema& s, size_t i,
+                                                 const IValue& v) {
+  const Argument& a = s.arguments()[i];
+  throw TypeError(fmt::format("{}: argument '{}' (position {}) must be {}, not {}",
+                              s.operator_name().to_string(), a.name(), i + 1, a.type()->str(),
+                              v.tag_name()));
+}
+
+// One pass over the call's arguments, the last ones on the stack: checks each against the
+// schema (a refused call leaves the stack untouched) and ORs the dispatch keys they bring.
+// Operators without a schema (impls only) and vararg ones are not checked: the kernel's own
+// unboxing checks types, and every stack element may bring keys.
+DispatchKeySet check_arguments_and_collect_keys(const OperatorEntry& op, const Stack& stack) {
+  const FunctionSchema* s = op.schema_or_null();
+  DispatchKeySet ks;
+  if (s == nullptr || s->is_vararg()) {
+    for (const IValue& v : stack) ks = ks | key_set_of(v);
+    return ks;
+  }
+  const auto& args = s->arguments();
+  if (stack.size() < args.size()) [[unlikely]]
+    throw_argument_count(*s, stack.size());
+  const IValue* base = stack.data() + (stack.size() - args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const IValue& v = base[i];
+    const Type& t = *args[i].type();
+    if (!matches(v, t)) [[unlikely]]
+      throw_argument_type(*s, i, v);
+    if (v.is_none()) {
+      if (is_optional_device(t)) ks = ks | detail::key_set_of(std::optional<Device>());
+    } else {
+      ks = ks | key_set_of(v);
     }
   }
   return ks;
@@ -140,9 +157,8 @@ DispatchKeySet stack_key_set(const OperatorHandle& op, const Stack& stack) {
 }  // namespace
 
 void OperatorHandle::call_boxed(Stack* stack) const {
-  check_arguments(*this, *stack);
-  DispatchKeySet ks =
-      detail::compute_dispatch_key_set(stack_key_set(*this, *stack), entry_->key_mask());
+  DispatchKeySet ks = detail::compute_dispatch_key_set(
+      check_arguments_and_collect_keys(*entry_, *stack), entry_->key_mask());
   detail::CallScope scope;
   const KernelFunction& kernel = entry_->lookup(ks);
   if (detail::dispatch_observed()) [[unlikely]]

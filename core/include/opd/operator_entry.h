@@ -61,6 +61,9 @@ class OPD_API OperatorEntry {
   bool has_schema() const { return schema_.has_value(); }
   // Throws Error when the operator has no schema (impls only).
   const FunctionSchema& schema() const;
+  // The schema, or null for an impl-only operator: for the boxed call path, which reads it on
+  // every call.
+  const FunctionSchema* schema_or_null() const { return schema_ ? &*schema_ : nullptr; }
   // Where the active def came from; empty without a schema.
   std::string schema_debug() const;
   int def_count() const;
