@@ -29,13 +29,17 @@
 
 namespace opd {
 
-inline constexpr size_t kPluginThreadStateBytes = 64;
-inline constexpr int kPluginThreadStateSlots = 8;
+// Small on purpose: when libopd_core.so is itself dlopened (as the dependency of Python's
+// opdispatch._C), its initial-exec TLS comes out of glibc's static TLS surplus, 512 bytes by
+// default and shared with every other late-loaded library that uses that model (libgomp, which
+// torch loads, takes 136). The core's whole TLS segment is under 200 bytes with these slots.
+inline constexpr size_t kPluginThreadStateBytes = 32;
+inline constexpr int kPluginThreadStateSlots = 4;
 
 namespace detail {
 
 struct alignas(16) PluginThreadStateSlot {
-  std::byte bytes[kPluginThreadStateBytes];
+  std::byte bytes[kPluginThreadStateBytes] = {};
 };
 
 extern OPD_API constinit thread_local PluginThreadStateSlot
