@@ -1,0 +1,85 @@
+// The dispatcher's introspection with torch._C's names and return types: _dispatch_dump,
+// _dispatch_dump_table, _dispatch_get_registrations_for_dispatch_key,
+// _dispatch_has_kernel_for_dispatch_key, _dispatch_find_dangling_impls,
+// _dispatch_check_invariants, _dispatch_check_all_invariants. Each runs without the GIL (Note
+// [The GIL and the dispatcher's locks] in module.cpp).
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "opd/dispatcher.h"
+#include "opd/error.h"
+
+namespace py = pybind11;
+
+namespace opd::python {
+namespace {
+
+std::optional<OperatorHandle> find(const std::string& name) {
+  return Dispatcher::singleton().find_op(parse_operator_name(name));
+}
+
+// As torch: "operator aten::nope does not exist".
+OperatorHandle find_or_throw(const std::string& name) {
+  auto op = find(name);
+  OPD_CHECK(op.has_value(), "operator {} does not exist", name);
+  return *op;
+}
+
+}  // namespace
+
+void bind_introspection(py::module_& m) {
+  using Release = py::call_guard<py::gil_scoped_release>;
+  m.def(
+      "_dispatch_dump",
+      [](const std::string& name) {
+        auto op = find(name);
+        return op ? op->dump_state() : std::string();
+      },
+      py::arg("name"), Release());
+  m.def(
+      "_dispatch_dump_table",
+      [](const std::string& name) {
+        auto op = find(name);
+        return op ? op->dump_computed_table() : std::string();
+      },
+      py::arg("name"), Release());
+  m.def(
+      "_dispatch_get_registrations_for_dispatch_key",
+      [](const std::string& key) {
+        std::optional<DispatchKey> k;
+        if (!key.empty()) k = parse_dispatch_key(key);
+        return Dispatcher::singleton().registrations_for_dispatch_key(k);
+      },
+      py::arg("dispatch_key") = "", Release());
+  m.def(
+      "_dispatch_has_kernel_for_dispatch_key",
+      [](const std::string& name, const std::string& key) {
+        return find_or_throw(name).has_kernel_for_dispatch_key(parse_dispatch_key(key));
+      },
+      py::arg("name"), py::arg("dispatch"), Release());
+  m.def(
+      "_dispatch_find_dangling_impls",
+      [] {
+        std::vector<std::string> out;
+        for (const OperatorName& n : Dispatcher::singleton().find_dangling_impls()) {
+          if (auto op = Dispatcher::singleton().find_op(n)) out.push_back(op->dump_state());
+        }
+        return out;
+      },
+      Release());
+  m.def(
+      "_dispatch_check_invariants",
+      [](const std::string& name) { find_or_throw(name).entry().check_invariants(); },
+      py::arg("name"), Release());
+  m.def(
+      "_dispatch_check_all_invariants", [] { Dispatcher::singleton().check_invariants(); },
+      Release());
+}
+
+}  // namespace opd::python
