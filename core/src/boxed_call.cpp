@@ -104,17 +104,19 @@ DispatchKeySet key_set_of(const IValue& v) {
 
 [[noreturn, gnu::cold]] void throw_argument_count(const FunctionSchema& s, size_t held) {
   const size_t n = s.arguments().size();
-  throw TypeError(fmt::format("{}: expected {} argument{} ({}) but the stack holds {}",
-                              s.operator_name().to_string(), n, n == 1 ? "" : "s", s.to_string(),
-                              held));
+  throw TypeError(
+      fmt::format("{}: expected {} argument{} ({}) but the stack holds {}",
+                  s.operator_name().to_string(), n, n == 1 ? "" : "s", s.to_string(), held),
+      __FILE__, __LINE__);
 }
 
 [[noreturn, gnu::cold]] void throw_argument_type(const FunctionSchema& s, size_t i,
                                                  const IValue& v) {
   const Argument& a = s.arguments()[i];
-  throw TypeError(fmt::format("{}: argument '{}' (position {}) must be {}, not {}",
-                              s.operator_name().to_string(), a.name(), i + 1, a.type()->str(),
-                              v.tag_name()));
+  throw TypeError(
+      fmt::format("{}: argument '{}' (position {}) must be {}, not {}",
+                  s.operator_name().to_string(), a.name(), i + 1, a.type()->str(), v.tag_name()),
+      __FILE__, __LINE__);
 }
 
 // One pass over the call's arguments, the last ones on the stack: checks each against the
@@ -125,7 +127,16 @@ DispatchKeySet check_arguments_and_collect_keys(const OperatorEntry& op, const S
   const FunctionSchema* s = op.schema_or_null();
   DispatchKeySet ks;
   if (s == nullptr || s->is_vararg()) {
-    for (const IValue& v : stack) ks = ks | key_set_of(v);
+    for (size_t i = 0; i < stack.size(); ++i) {
+      const IValue& v = stack[i];
+      // A vararg schema's declared `Device?` arguments still mean CPU when None.
+      if (v.is_none() && s != nullptr && i < s->arguments().size() &&
+          is_optional_device(*s->arguments()[i].type())) {
+        ks = ks | detail::key_set_of(std::optional<Device>());
+      } else {
+        ks = ks | key_set_of(v);
+      }
+    }
     return ks;
   }
   const auto& args = s->arguments();

@@ -4,9 +4,11 @@
 
 #include "autograd/api_kernels.h"
 #include "autograd/generated_support.h"
+#include "autograd/thread_state.h"
 #include "opd/plugin.h"
 
-OPD_PLUGIN(autograd, "0.1.0") {}
+// Running out of per-thread state slots fails the load here (Note [Thread state of plugins]).
+OPD_PLUGIN(autograd, "0.1.0") { opd::autograd::claim_thread_state(); }
 
 OPD_LIBRARY_IMPL(aten, Autograd, m) { opd::autograd::generated::register_autograd_kernels(m); }
 

@@ -10,8 +10,9 @@ namespace opd::autograd {
 // This thread's state lives in the core (Note [Thread state of plugins]). Sequence numbers are
 // per thread, as PyTorch's at::sequence_number: the engine only orders the nodes of one graph,
 // which one thread records, and a shared counter would cost every node an atomic increment.
-const PluginThreadState<ThreadState> state_slot("autograd");
+constinit PluginThreadState<ThreadState> state_slot;
 
+void claim_thread_state() { state_slot.claim("autograd"); }
 ThreadState& thread_state() { return state_slot.get(); }
 
 namespace {

@@ -17,6 +17,8 @@ struct ThreadState {
   void* pending_deletions;   // the outermost destroy_node's work list (Note [Deep graphs])
 };
 
+// Takes the plugin's thread-state slot; called by its OPD_PLUGIN block, before any kernel runs.
+void claim_thread_state();
 // This thread's autograd state.
 ThreadState& thread_state();
 

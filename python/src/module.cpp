@@ -18,9 +18,14 @@ namespace py = pybind11;
 PYBIND11_MODULE(_C, m) {
   m.doc() = "opdispatch's C++ core: the dispatcher, its introspection and the plugin manager";
   // opd::Error and its kinds raise what PyTorch raises for them; the message is opdispatch's.
+  // opdispatch.PluginError, a RuntimeError. Never destroyed: it would outlive the interpreter.
+  static auto* plugin_error =
+      new py::exception<opd::PluginError>(m, "PluginError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const opd::PluginError& e) {
+      PyErr_SetString(plugin_error->ptr(), e.msg().c_str());
     } catch (const opd::NotImplementedError& e) {
       PyErr_SetString(PyExc_NotImplementedError, e.msg().c_str());
     } catch (const opd::TypeError& e) {
@@ -33,8 +38,6 @@ PYBIND11_MODULE(_C, m) {
       PyErr_SetString(PyExc_RuntimeError, e.msg().c_str());
     }
   });
-  // Registered last, so tried first: opdispatch.PluginError, a RuntimeError.
-  py::register_exception<opd::PluginError>(m, "PluginError", PyExc_RuntimeError);
   opd::python::bind_plugins(m);
   opd::python::bind_introspection(m);
 }

@@ -40,23 +40,29 @@ void bind_plugins(py::module_& m) {
       .def_readonly("library", &PluginStatus::library)
       .def_readonly("registrations", &PluginStatus::registrations)
       .def("__repr__", [](const PluginStatus& s) {
-        std::string r = "PluginStatus(name='" + s.name + "', version='" + s.version +
-                        "', state='" + to_string(s.state) + "'";
+        std::string r = "PluginStatus(name='" + s.name + "', version='" + s.version + "', state='" +
+                        to_string(s.state) + "'";
         if (!s.reason.empty()) r += ", reason='" + s.reason + "'";
         return r + ")";
       });
 
   using Release = py::call_guard<py::gil_scoped_release>;
-  m.def("_plugins_list", [] { return plugins().list(); }, Release());
-  m.def("_plugins_load", [](const std::string& n) { return plugins().load(n); }, Release());
-  m.def("_plugins_load_default", [] { return plugins().load_default(); }, Release());
+  m.def(
+      "_plugins_list", [] { return plugins().list(); }, Release());
+  m.def(
+      "_plugins_load", [](const std::string& n) { return plugins().load(n); }, Release());
+  m.def(
+      "_plugins_load_default", [] { return plugins().load_default(); }, Release());
   m.def(
       "_plugins_unload",
       [](const std::string& n, bool cascade) { return plugins().unload(n, cascade); },
       py::arg("name"), py::arg("cascade") = false, Release());
-  m.def("_plugins_reload", [](const std::string& n) { return plugins().reload(n); }, Release());
-  m.def("_plugins_status", [](const std::string& n) { return plugins().status(n); }, Release());
-  m.def("_plugins_search_path", [] { return plugins().search_path(); }, Release());
+  m.def(
+      "_plugins_reload", [](const std::string& n) { return plugins().reload(n); }, Release());
+  m.def(
+      "_plugins_status", [](const std::string& n) { return plugins().status(n); }, Release());
+  m.def(
+      "_plugins_search_path", [] { return plugins().search_path(); }, Release());
 }
 
 }  // namespace opd::python

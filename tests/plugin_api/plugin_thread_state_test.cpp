@@ -32,6 +32,13 @@ TEST(PluginThreadState, ANameKeepsItsSlotAndTwoNamesGetTwo) {
   EXPECT_EQ(&a.get(), &a_again.get());
 }
 
+TEST(PluginThreadState, DeclaredAtNamespaceScopeAndClaimedAtLoad) {
+  static constinit PluginThreadState<Counters> declared;  // as a plugin declares it
+  EXPECT_EQ(declared.slot(), -1);
+  declared.claim("test_a");  // as its OPD_PLUGIN block claims it
+  EXPECT_EQ(declared.slot(), PluginThreadState<Counters>("test_a").slot());
+}
+
 TEST(PluginThreadState, EachThreadHasItsOwnZeroedState) {
   PluginThreadState<Counters> s("test_threads");
   s.get().calls = 41;

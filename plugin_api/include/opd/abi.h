@@ -34,6 +34,7 @@
 #include "opd/ivalue.h"
 #include "opd/kernel_function.h"
 #include "opd/local_dispatch_key_set.h"
+#include "opd/operator_handle.h"
 #include "opd/plugin_thread_state.h"
 #include "opd/scalar.h"
 #include "opd/storage.h"
@@ -56,6 +57,8 @@ static_assert(kPinnedLayout<ThreadDispatchKeys, 16, 8> &&
               "opd::detail::ThreadDispatchKeys changed layout: see Note [Plugin ABI]");
 static_assert(kPinnedLayout<PluginThreadStateSlot, 32, 16> && kPluginThreadStateSlots == 4,
               "opd::detail::PluginThreadStateSlot changed layout: see Note [Plugin ABI]");
+static_assert(kPinnedLayout<OperatorHandle, 8, 8>,
+              "opd::OperatorHandle changed layout: see Note [Plugin ABI]");
 static_assert(kPinnedLayout<LocalDispatchKeySet, 16, 8>,
               "opd::LocalDispatchKeySet changed layout: see Note [Plugin ABI]");
 static_assert(kPinnedLayout<KernelFunction, 32, 8>,

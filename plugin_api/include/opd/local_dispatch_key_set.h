@@ -10,9 +10,11 @@ namespace opd {
 namespace detail {
 
 // This thread's included and excluded keys, read on every dispatch. constinit and trivially
-// destructible so that reading it is one %fs-relative load (no TLS wrapper call); initial-exec
-// because libopd_core.so is linked by the executable, never dlopened. The reclaimer's
-// per-thread call counters are the core's own (opd/thread_registry.h), not part of this API.
+// destructible so that reading it is one %fs-relative load (no TLS wrapper call); initial-exec,
+// so it lives in the static TLS block: libopd_core.so is linked by the executable, or dlopened
+// early (as Python's opdispatch._C loads it; Note [Thread state of plugins]), and never
+// unloaded. The reclaimer's per-thread call counters are the core's own
+// (opd/thread_registry.h), not part of this API.
 struct ThreadDispatchKeys {
   uint64_t included = 0;  // raw DispatchKeySet
   uint64_t excluded = 0;  // raw DispatchKeySet

@@ -84,8 +84,30 @@ OPD_API std::optional<OperatorHandle> find_operator(std::string_view name,
 OPD_API OperatorHandle find_operator_or_throw(std::string_view name,
                                               std::string_view overload = "");
 
+namespace detail {
+// call_as returns values that own what they hold: a reference or a view (an ArrayRef such as
+// IntArrayRef, std::string_view, a span) would point into the call's stack, gone when call_as
+// returns.
+template <class T>
+inline constexpr bool kIsArrayRef = false;
+template <class T>
+inline constexpr bool kIsArrayRef<ArrayRef<T>> = true;
+template <>
+inline constexpr bool kIsArrayRef<OptionalIntArrayRef> = true;
+template <class T>
+inline constexpr bool kCallAsOwns =
+    !std::is_reference_v<T> && !kIsView<std::remove_cv_t<T>> && !kIsArrayRef<std::remove_cv_t<T>>;
+template <class T>
+inline constexpr bool kCallAsResult = kCallAsOwns<T>;
+template <class... Ts>
+inline constexpr bool kCallAsResult<std::tuple<Ts...>> = (kCallAsOwns<Ts> && ...);
+}  // namespace detail
+
 template <class Ret, class... Args>
 Ret OperatorHandle::call_as(const Args&... args) const {
+  static_assert(detail::kCallAsResult<Ret>,
+                "call_as<Ret>: Ret must own its value (no reference, IntArrayRef, string_view "
+                "or span): the results are taken off a stack that is gone when call_as returns");
   Stack stack;
   stack.reserve(sizeof...(Args));
   (stack.push_back(detail::TraitsOf<Args>::box(args)), ...);

@@ -51,9 +51,11 @@ OPD_API int claim_plugin_thread_state_slot(std::string_view owner);
 
 }  // namespace detail
 
-// A plugin's per-thread T, in the slot its name holds: declare one at namespace scope and read
-// it with get(). T is trivially copyable and destructible, and all-zero bytes are its initial
-// value (the slot is zero on a new thread).
+// A plugin's per-thread T, in the slot its name holds: declare one at namespace scope (constant
+// initialised, no slot yet) and claim() it in the plugin's OPD_PLUGIN block, where running out
+// of slots fails the load with the manager's PluginError instead of terminating inside dlopen;
+// get() is valid after that. T is trivially copyable and destructible, and all-zero bytes are
+// its initial value (the slot is zero on a new thread).
 template <class T>
 class PluginThreadState {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
@@ -62,8 +64,12 @@ class PluginThreadState {
                 "a plugin's thread state fits one slot (kPluginThreadStateBytes, 16-aligned)");
 
  public:
-  explicit PluginThreadState(std::string_view owner)
-      : slot_(detail::claim_plugin_thread_state_slot(owner)) {}
+  constexpr PluginThreadState() = default;
+  explicit PluginThreadState(std::string_view owner) { claim(owner); }
+
+  // Takes the slot of `owner` (the plugin's name); the same slot for every load of that name.
+  // Throws opd::Error, naming the holders, when all slots are held by other names.
+  void claim(std::string_view owner) { slot_ = detail::claim_plugin_thread_state_slot(owner); }
 
   // This thread's T. One %fs-relative address computation.
   T& get() const {
@@ -72,7 +78,7 @@ class PluginThreadState {
   int slot() const { return slot_; }
 
  private:
-  int slot_;
+  int slot_ = -1;
 };
 
 }  // namespace opd
