@@ -86,9 +86,15 @@ bool is_optional_device(const Type& t) {
   return t.kind() == TypeKind::Optional && t.contained()[0]->kind() == TypeKind::Device;
 }
 
-// The dispatch keys an argument brings: its tensors', or a device's backend key.
-DispatchKeySet key_set_of(const IValue& v) {
+// The dispatch keys an argument brings: its tensors', or a device's backend key; None, where
+// the schema declares `declared` as `Device?`, brings CPU's.
+DispatchKeySet key_set_of(const IValue& v, const Type* declared) {
   if (v.is_tensor()) return v.to_tensor().key_set();
+  if (v.is_none()) {
+    return declared != nullptr && is_optional_device(*declared)
+               ? detail::key_set_of(std::optional<Device>())
+               : DispatchKeySet();
+  }
   DispatchKeySet ks;
   if (v.is_tensor_list()) {
     for (const Tensor& t : v.to_tensor_list()) ks = ks | t.key_set();
@@ -127,15 +133,11 @@ DispatchKeySet check_arguments_and_collect_keys(const OperatorEntry& op, const S
   const FunctionSchema* s = op.schema_or_null();
   DispatchKeySet ks;
   if (s == nullptr || s->is_vararg()) {
+    // A vararg schema's declared arguments still say which None means CPU.
     for (size_t i = 0; i < stack.size(); ++i) {
-      const IValue& v = stack[i];
-      // A vararg schema's declared `Device?` arguments still mean CPU when None.
-      if (v.is_none() && s != nullptr && i < s->arguments().size() &&
-          is_optional_device(*s->arguments()[i].type())) {
-        ks = ks | detail::key_set_of(std::optional<Device>());
-      } else {
-        ks = ks | key_set_of(v);
-      }
+      const Type* declared =
+          s != nullptr && i < s->arguments().size() ? s->arguments()[i].type().get() : nullptr;
+      ks = ks | key_set_of(stack[i], declared);
     }
     return ks;
   }
@@ -148,11 +150,7 @@ DispatchKeySet check_arguments_and_collect_keys(const OperatorEntry& op, const S
     const Type& t = *args[i].type();
     if (!matches(v, t)) [[unlikely]]
       throw_argument_type(*s, i, v);
-    if (v.is_none()) {
-      if (is_optional_device(t)) ks = ks | detail::key_set_of(std::optional<Device>());
-    } else {
-      ks = ks | key_set_of(v);
-    }
+    ks = ks | key_set_of(v, &t);
   }
   return ks;
 }

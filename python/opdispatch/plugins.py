@@ -6,8 +6,6 @@ from . import _C
 
 __all__ = ["list", "load", "load_default", "unload", "reload", "status", "search_path"]
 
-_list = list  # the builtin, before list() below shadows it
-
 
 def list():
     """Every plugin found in the search path, merged with the state of those loaded or tried,
@@ -45,4 +43,4 @@ def status(name):
 
 def search_path():
     """The folders searched for manifests, in order."""
-    return _list(_C._plugins_search_path())
+    return _C._plugins_search_path()
