@@ -29,6 +29,10 @@ OperatorName qualify(OperatorName op, const std::string& ns, Library::Kind kind,
   return op;
 }
 
+RegistrationSite site_of(const std::source_location& loc) {
+  return {loc.file_name(), static_cast<uint32_t>(loc.line())};
+}
+
 }  // namespace
 
 namespace detail {
@@ -51,16 +55,19 @@ const char* to_string(Library::Kind kind) {
 
 Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key,
                  std::source_location loc)
-    : kind_(kind), ns_(std::move(ns)), key_(key), file_(loc.file_name()), line_(loc.line()) {
-  OPD_CHECK(!ns_.empty(), "Library: the namespace is empty ({})", debug(loc));
+    : Library(kind, std::move(ns), key, site_of(loc)) {}
+
+Library::Library(Kind kind, std::string ns, std::optional<DispatchKey> key, RegistrationSite site)
+    : kind_(kind), ns_(std::move(ns)), key_(key), file_(site.file), line_(site.line) {
+  OPD_CHECK(!ns_.empty(), "Library: the namespace is empty ({})", debug(site));
   OPD_CHECK(kind_ == IMPL || ns_ != "_",
             "Library: the namespace _ (all namespaces) is only valid in an IMPL library, for "
             "fallbacks; got a {} library ({})",
-            to_string(kind_), debug(loc));
+            to_string(kind_), debug(site));
   OPD_CHECK(!key_ || *key_ != DispatchKey::Undefined,
-            "Library: Undefined is not a dispatch key to register to ({})", debug(loc));
+            "Library: Undefined is not a dispatch key to register to ({})", debug(site));
   if (kind_ == DEF) {
-    registrations_.push_back(Dispatcher::singleton().register_library(ns_, debug(loc)));
+    registrations_.push_back(Dispatcher::singleton().register_library(ns_, debug(site)));
   }
 }
 
@@ -87,29 +94,35 @@ void Library::reset() {
   }
 }
 
-std::string Library::debug(std::source_location loc) const {
+std::string Library::debug(std::source_location loc) const { return debug(site_of(loc)); }
+
+std::string Library::debug(RegistrationSite site) const {
   // Plain concatenation: this runs for every registration, and fmt's general path is slower.
   std::string out = "registered at ";
-  out += loc.file_name();
+  out += site.file;
   out += ':';
-  out += std::to_string(loc.line());
+  out += std::to_string(site.line);
   return out;
 }
 
 Library& Library::def(std::string_view schema_text, std::source_location loc) & {
+  return def(schema_text, site_of(loc));
+}
+
+Library& Library::def(std::string_view schema_text, RegistrationSite site) & {
   OPD_CHECK(kind_ != IMPL,
             "Cannot define an operator inside of a IMPL block.  All def()s should be placed in the "
             "(unique) OPD_LIBRARY block for their namespace. ({})",
-            debug(loc));
+            debug(site));
   auto parsed = parse_schema_or_name(schema_text);
   OPD_CHECK(std::holds_alternative<FunctionSchema>(parsed),
             "def({}): a schema is required (\"name(Tensor x) -> Tensor\") when no kernel is "
             "given ({})",
-            schema_text, debug(loc));
+            schema_text, debug(site));
   FunctionSchema schema = std::get<FunctionSchema>(std::move(parsed));
   OperatorName name = qualify(schema.operator_name(), ns_, kind_, "schema string");
   if (!(name == schema.operator_name())) schema = std::move(schema).with_name(std::move(name));
-  registrations_.push_back(Dispatcher::singleton().register_def(std::move(schema), debug(loc)));
+  registrations_.push_back(Dispatcher::singleton().register_def(std::move(schema), debug(site)));
   return *this;
 }
 
@@ -145,43 +158,58 @@ Library& Library::impl(std::string_view name, CppFunction f, std::source_locatio
 
 Library& Library::impl(std::string_view name, DispatchKey key, CppFunction f,
                        std::source_location loc) & {
-  OPD_CHECK(!key_ || *key_ == key,
+  return impl(name, std::optional<DispatchKey>(key), std::move(f), site_of(loc));
+}
+
+Library& Library::impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
+                       RegistrationSite site) & {
+  if (!key) return register_impl(name, key_, std::move(f), site);
+  OPD_CHECK(!key_ || *key_ == *key,
             "Explicitly provided dispatch key ({}) is inconsistent with the dispatch key of the "
             "enclosing {} block ({}).  Please declare a separate {} block for this dispatch key "
             "and move your impl() there. ({})",
-            to_string(key), to_string(kind_), to_string(*key_), to_string(kind_), debug(loc));
-  return register_impl(name, key, std::move(f), loc);
+            to_string(*key), to_string(kind_), to_string(*key_), to_string(kind_), debug(site));
+  return register_impl(name, key, std::move(f), site);
 }
 
 Library& Library::register_impl(std::string_view name, std::optional<DispatchKey> key,
                                 CppFunction f, std::source_location loc) {
+  return register_impl(name, key, std::move(f), site_of(loc));
+}
+
+Library& Library::register_impl(std::string_view name, std::optional<DispatchKey> key,
+                                CppFunction f, RegistrationSite site) {
   OPD_CHECK(ns_ != "_", "impl({}): an IMPL library of namespace _ can only register fallbacks ({})",
-            name, debug(loc));
+            name, debug(site));
   OperatorName op = qualify(parse_operator_name(name), ns_, kind_, "operator name");
   // Inside a plugin: only on a key its manifest declares (Note [Declared dispatch keys]).
   detail::check_declared_key(key.value_or(DispatchKey::CompositeImplicitAutograd),
                              "a kernel for " + op.to_string());
   registrations_.push_back(Dispatcher::singleton().register_impl(
-      std::move(op), key, f.kernel(), f.signature(), f.parsed_inferred_schema(), debug(loc)));
+      std::move(op), key, f.kernel(), f.signature(), f.parsed_inferred_schema(), debug(site)));
   return *this;
 }
 
 Library& Library::fallback(CppFunction f, std::source_location loc) & {
+  return fallback(std::move(f), site_of(loc));
+}
+
+Library& Library::fallback(CppFunction f, RegistrationSite site) & {
   OPD_CHECK(kind_ == IMPL && ns_ == "_",
             "fallback(...): Fallback functions which apply to only a single namespace (you "
             "specified {}) are not supported.  If you intended to apply this fallback function "
             "globally, please define a separate block:\n\n    OPD_LIBRARY_IMPL(_, {}, m) {{ "
             "m.fallback(...); }}\n\n({})",
-            ns_, key_ ? to_string(*key_) : "YourDispatchKey", debug(loc));
+            ns_, key_ ? to_string(*key_) : "YourDispatchKey", debug(site));
   OPD_CHECK(key_.has_value(), "fallback(...): the IMPL library has no dispatch key ({})",
-            debug(loc));
+            debug(site));
   detail::check_declared_key(*key_, "a backend fallback");
   DispatchKeySet keys = runtime_keys_for(*key_);
   size_t before = registrations_.size();
   try {
     for (DispatchKey k : keys) {
       registrations_.push_back(
-          Dispatcher::singleton().register_fallback(k, f.kernel(), debug(loc)));
+          Dispatcher::singleton().register_fallback(k, f.kernel(), debug(site)));
     }
   } catch (...) {
     while (registrations_.size() > before) registrations_.pop_back();

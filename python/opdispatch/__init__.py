@@ -1,5 +1,5 @@
 """opdispatch: an operator runtime built like PyTorch's c10 dispatcher, with every backend a
-plugin loaded at run time.
+plugin loaded at run time, used from Python with torch's names.
 
 Importing the package loads the default plugins (the manifests that say ``load: default``),
 as the ``opd`` tool does. A plugin that fails to load is a RuntimeWarning naming it and why;
@@ -7,14 +7,184 @@ one that reports itself unavailable (cuda without a GPU) is silent. Set
 ``OPDISPATCH_NO_DEFAULT_PLUGINS=1`` to load none.
 """
 
+import builtins as _builtins
 import os as _os
 import warnings as _warnings
 
 from . import _C
-from . import plugins
-from ._C import PluginError
+from ._C import (DispatchKeySet, FunctionSchema, PluginError, SchemaParseError, Tensor, device,
+                 dtype, frombuffer, from_numpy, is_grad_enabled, layout, memory_format,
+                 parse_schema)
+# dtypes, with torch's aliases (opdispatch.float is opdispatch.float32), layouts and formats.
+from ._C import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, float,
+                 float16, float32, float64, half, int, int8, int16, int32, int64, long, short,
+                 uint8)
+from ._C import channels_last, contiguous_format, preserve_format, sparse_coo, strided
+from . import _tensor
+from . import autograd, library, ops, plugins, return_types, testing
+from ._tensor import Size
+from .autograd import enable_grad, no_grad, set_grad_enabled
+from .tracing import trace
 
-__all__ = ["PluginError", "plugins"]
+__all__ = [
+    "Tensor", "Size", "dtype", "device", "tensor", "as_tensor", "from_numpy", "from_dlpack",
+    "frombuffer", "empty", "zeros", "ones", "full", "arange", "rand", "randn", "empty_like",
+    "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "manual_seed",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "trace", "ops",
+    "library", "autograd", "plugins", "testing", "PluginError",
+]
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of ``data``: a number, a nested list of numbers, a numpy
+    array or buffer, or a tensor (with torch's warning). dtype inferred as torch does."""
+    if isinstance(data, Tensor):
+        _warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.clone().detach() or sourceTensor.clone().detach().requires_grad_(True), "
+            "rather than opdispatch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        t = data.detach().clone()
+        if dtype is not None or device is not None:
+            t = t.to(device=device, dtype=dtype)
+    elif _is_buffer(data):
+        t = _C._from_buffer_quiet(data).clone()
+        if dtype is not None or device is not None:
+            t = t.to(device=device, dtype=dtype)
+    else:
+        t = _C._tensor_literal(data, dtype, device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _is_buffer(data):
+    if isinstance(data, (_builtins.list, _builtins.tuple, _builtins.int, _builtins.float,
+                         _builtins.bool, _builtins.complex, _builtins.str)):
+        return False
+    try:
+        memoryview(data)
+        return True
+    except TypeError:
+        return False
+
+
+def as_tensor(data, dtype=None, device=None):
+    """``data`` itself when it already is a tensor of that dtype and device; a view of a CPU
+    buffer of the right dtype; else a copy, as ``tensor``."""
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    if _is_buffer(data):
+        t = _C._from_buffer_quiet(data)
+        return t.to(device=device, dtype=dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_dlpack(ext_tensor):
+    """A tensor over the memory of ``ext_tensor`` (an object with ``__dlpack__``, such as a
+    numpy array or a torch tensor, or a DLPack capsule), without a copy."""
+    if hasattr(ext_tensor, "__dlpack__"):
+        device_type, _ = ext_tensor.__dlpack_device__()
+        if device_type == 2:  # kDLCUDA: our consumer stream is the legacy default one
+            capsule = ext_tensor.__dlpack__(stream=1)
+        else:
+            capsule = ext_tensor.__dlpack__()
+    else:
+        capsule = ext_tensor
+    return _C._from_dlpack_capsule(capsule)
+
+
+def manual_seed(seed):
+    """Seeds the generator that rand and randn use, as torch.manual_seed."""
+    _C._manual_seed(_builtins.int(seed))
+
+
+def _sizes(size):
+    if len(size) == 1 and isinstance(size[0], (_builtins.list, _builtins.tuple)):
+        return _builtins.list(size[0])
+    return _builtins.list(size)
+
+
+def _factory(name):
+    def factory(*size, dtype=None, device=None, requires_grad=False, **kwargs):
+        t = getattr(ops.aten, name)(_sizes(size), dtype=dtype, device=device, **kwargs)
+        return t.requires_grad_(True) if requires_grad else t
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = f"opdispatch.{name}(*size, dtype=None, device=None, requires_grad=False)"
+    return factory
+
+
+empty = _factory("empty")
+zeros = _factory("zeros")
+ones = _factory("ones")
+rand = _factory("rand")
+randn = _factory("randn")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    t = ops.aten.full(_builtins.list(size), fill_value, dtype=dtype, device=device, **kwargs)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """``arange(end)`` or ``arange(start, end, step=1)``."""
+    if end is None:
+        start, end = 0, start
+    t = ops.aten.arange.start_step(start, end, step, dtype=dtype, device=device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _like(name, base=None):
+    def like(input, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+        if base is not None:  # rand_like, randn_like: no such operators; made from sizes
+            t = base(input.shape, dtype=dtype or input.dtype, device=device or input.device)
+        else:
+            t = getattr(ops.aten, name)(input, *args, dtype=dtype, device=device, **kwargs)
+        return t.requires_grad_(True) if requires_grad else t
+    like.__name__ = like.__qualname__ = name
+    return like
+
+
+empty_like = _like("empty_like")
+zeros_like = _like("zeros_like")
+ones_like = _like("ones_like")
+full_like = _like("full_like")
+rand_like = _like("rand_like", rand)
+randn_like = _like("randn_like", randn)
+
+
+def _parse_to(self, args, kwargs):
+    """(device, dtype, copy) from Tensor.to's arguments."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, _C.dtype):
+            dtype = a
+        elif isinstance(a, (_builtins.str, _C.device)):
+            device = _C.device(a) if isinstance(a, _builtins.str) else a
+        elif isinstance(a, _builtins.bool):
+            pass  # non_blocking
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"({type(a).__name__})")
+    if isinstance(device, _builtins.str):
+        device = _C.device(device)
+    return device, dtype, copy
+
+
+def __getattr__(name):
+    """``opdispatch.<name>`` is ``opdispatch.ops.aten.<name>`` for every other aten operator."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        return getattr(ops.aten, name)
+    except AttributeError:
+        raise AttributeError(f"module 'opdispatch' has no attribute '{name}'") from None
 
 
 def _load_default_plugins():

@@ -1,8 +1,10 @@
 #pragma once
 
-// The parts of opdispatch._C (module.cpp calls each).
+// The parts of opdispatch._C (module.cpp calls each bind_*), and what they share.
 
 #include <pybind11/pybind11.h>
+
+#include "opd/tensor.h"
 
 namespace opd::python {
 
@@ -10,5 +12,26 @@ namespace opd::python {
 void bind_plugins(pybind11::module_& m);
 // torch._C's _dispatch_* introspection functions, with torch's names (introspection.cpp).
 void bind_introspection(pybind11::module_& m);
+// dtype, device, layout, memory_format (types.cpp).
+void bind_types(pybind11::module_& m);
+// opdispatch.Tensor (tensor.cpp), its indexing (indexing.cpp).
+void bind_tensor(pybind11::module_& m);
+void bind_indexing(pybind11::class_<Tensor>& cls);
+// from_numpy, frombuffer, Tensor.numpy() (numpy.cpp).
+void bind_numpy(pybind11::module_& m);
+// DLPack 0.6 both ways (dlpack.cpp).
+void bind_dlpack(pybind11::module_& m);
+// opdispatch.ops' packets and overloads, FunctionSchema, DispatchKeySet (ops.cpp).
+void bind_ops(pybind11::module_& m);
+// opdispatch.library's Library with Python kernels (library.cpp, kernel.cpp).
+void bind_library(pybind11::module_& m);
+// Grad mode, autograd.grad, the TLS dispatch key functions (autograd.cpp).
+void bind_autograd(pybind11::module_& m);
+// opdispatch.trace (trace.cpp).
+void bind_trace(pybind11::module_& m);
+
+// A Python buffer (numpy array, bytes, array.array) as a CPU tensor over the same memory
+// (numpy.cpp); warns as torch when the buffer is read-only and `warn_readonly`.
+Tensor tensor_from_buffer(pybind11::handle obj, bool warn_readonly);
 
 }  // namespace opd::python

@@ -1,8 +1,8 @@
 // The dispatcher's introspection with torch._C's names and return types: _dispatch_dump,
 // _dispatch_dump_table, _dispatch_get_registrations_for_dispatch_key,
 // _dispatch_has_kernel_for_dispatch_key, _dispatch_find_dangling_impls,
-// _dispatch_check_invariants, _dispatch_check_all_invariants. Each runs without the GIL (Note
-// [The GIL and the dispatcher's locks] in module.cpp).
+// _dispatch_check_invariants, _dispatch_check_all_invariants, _dispatch_get_all_op_names. Each runs
+// without the GIL (Note [The GIL and the dispatcher's locks] in module.cpp).
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -77,6 +77,16 @@ void bind_introspection(py::module_& m) {
       "_dispatch_check_invariants",
       [](const std::string& name) { find_or_throw(name).entry().check_invariants(); },
       py::arg("name"), Release());
+  m.def(
+      "_dispatch_get_all_op_names",
+      [] {
+        std::vector<std::string> out;
+        for (const OperatorName& n : Dispatcher::singleton().all_op_names()) {
+          out.push_back(n.to_string());
+        }
+        return out;
+      },
+      Release());
   m.def(
       "_dispatch_check_all_invariants", [] { Dispatcher::singleton().check_invariants(); },
       Release());

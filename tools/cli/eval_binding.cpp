@@ -429,7 +429,11 @@ std::vector<OperatorHandle> resolve_operator(std::string_view written) {
 }
 
 BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDefaults& defaults) {
-  std::vector<OperatorHandle> candidates = resolve_operator(name);
+  return bind_to_overloads(resolve_operator(name), name, args, defaults);
+}
+
+BoundCall bind_to_overloads(const std::vector<OperatorHandle>& candidates, std::string_view name,
+                            const CallArgs& args, const FactoryDefaults& defaults) {
   std::vector<std::string> reasons;
   for (const OperatorHandle& op : candidates) {
     std::string why;

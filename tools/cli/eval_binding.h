@@ -53,6 +53,12 @@ std::vector<OperatorHandle> resolve_operator(std::string_view name);
 // (Tensor, str), but expected one of:" followed by every candidate schema.
 BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDefaults& defaults);
 
+// The same over given candidates (in Note [Overload order]'s order, as resolve_operator returns
+// them), `name` being what the errors call them ("add"): the Python package's packets.
+// REQUIRES: candidates is not empty.
+BoundCall bind_to_overloads(const std::vector<OperatorHandle>& candidates, std::string_view name,
+                            const CallArgs& args, const FactoryDefaults& defaults);
+
 // Binds `args` to `schema`; nullopt with `*why` set when they do not fit.
 std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args,
                               const FactoryDefaults& defaults, std::string* why);

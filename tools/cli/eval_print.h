@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opd/ivalue.h"
@@ -25,8 +26,9 @@ struct Value {
 
 // repr(tensor): "tensor([[2., 3., 4.],\n        [2., 3., 4.]])", "tensor([1, 2])",
 // "tensor([ True, False])", "tensor([1., 2.], dtype=torch.float64)",
-// "tensor(..., device='meta', size=(2, 3))". Float32 is the default dtype.
-std::string tensor_repr(const Tensor& t);
+// "tensor(..., device='meta', size=(2, 3))". Float32 is the default dtype. `module` names the
+// dtype ("opdispatch" for the Python package: dtype=opdispatch.float64).
+std::string tensor_repr(const Tensor& t, std::string_view module = "torch");
 
 // Python's repr of any value: tensors as above, numbers as Python prints them (2.0, True),
 // None, strings quoted, lists and tuples of values, torch.float64, device(type='cpu'),

@@ -245,11 +245,13 @@ std::string add_suffixes(const std::string& body, const std::vector<std::string>
   return out + ")";
 }
 
-std::string dtype_suffix(ScalarType t) { return fmt::format("dtype=torch.{}", python_name(t)); }
+std::string dtype_suffix(ScalarType t, std::string_view module) {
+  return fmt::format("dtype={}.{}", module, python_name(t));
+}
 
 }  // namespace
 
-std::string tensor_repr(const Tensor& t) {
+std::string tensor_repr(const Tensor& t, std::string_view module) {
   if (!t.defined()) return "None";
   const std::string prefix = "tensor(";
   const size_t indent = prefix.size();
@@ -261,14 +263,14 @@ std::string tensor_repr(const Tensor& t) {
   std::string body;
   if (t.is_meta()) {
     suffixes.push_back("size=" + size_tuple(t.sizes()));
-    if (dtype != kFloat) suffixes.push_back(dtype_suffix(dtype));
+    if (dtype != kFloat) suffixes.push_back(dtype_suffix(dtype, module));
     body = "...";
   } else if (t.numel() == 0) {
     if (t.dim() != 1) suffixes.push_back("size=" + size_tuple(t.sizes()));
-    if (dtype != kFloat) suffixes.push_back(dtype_suffix(dtype));
+    if (dtype != kFloat) suffixes.push_back(dtype_suffix(dtype, module));
     body = "[]";
   } else {
-    if (!has_default_dtype) suffixes.push_back(dtype_suffix(dtype));
+    if (!has_default_dtype) suffixes.push_back(dtype_suffix(dtype, module));
     HostValues h = read_values(t);
     Printer printer(h, h.numel() > kThreshold);
     body = printer.str(View{&h, 0, 0}, indent);

@@ -4,6 +4,7 @@
 // and tests register at static initialisation; plugins register when the plugin manager calls
 // their entry point.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <source_location>
@@ -112,6 +113,13 @@ class CppFunction {
   std::shared_ptr<const FunctionSchema> inferred_schema_;
 };
 
+// Where a registration was made when that is not C++ source: a Python file and line, from the
+// Python package. Debug strings read "registered at <file>:<line>", as for C++ sites.
+struct RegistrationSite {
+  std::string_view file;
+  uint32_t line = 0;
+};
+
 // A set of registrations for one namespace, undone when the Library is destroyed or reset().
 //   DEF:      defines operators of `ns`; one per namespace in the process.
 //   FRAGMENT: defines more operators of `ns`; any number.
@@ -147,6 +155,14 @@ class OPD_API Library {
   // Only in an IMPL library of namespace "_".
   Library& fallback(CppFunction f, std::source_location loc = std::source_location::current()) &;
 
+  // The same with a registration site that is not C++ source (see RegistrationSite). impl()
+  // with no key registers to the library's key, or CompositeImplicitAutograd when it has none.
+  Library(Kind kind, std::string ns, std::optional<DispatchKey> key, RegistrationSite site);
+  Library& def(std::string_view schema, RegistrationSite site) &;
+  Library& impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
+                RegistrationSite site) &;
+  Library& fallback(CppFunction f, RegistrationSite site) &;
+
   // Undoes every registration of this library, newest first.
   void reset();
 
@@ -157,8 +173,11 @@ class OPD_API Library {
 
  private:
   std::string debug(std::source_location loc) const;
+  std::string debug(RegistrationSite site) const;
   Library& register_impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
                          std::source_location loc);
+  Library& register_impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
+                         RegistrationSite site);
 
   Kind kind_;
   std::string ns_;

@@ -38,8 +38,10 @@
 // the autograd plugin's thread state (tls_autograd_state) gave way to per-plugin slots
 // (opd/plugin_thread_state.h); OperatorHandle's members are calls into the core
 // (opd/operator_handle.h); opd::redispatch:: functions are generated. 2.x plugins do not load.
+// 3.1: Library registrations with a RegistrationSite that is not C++ source (the Python
+// package's file and line); additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 0
+#define OPD_PLUGIN_ABI_MINOR 1
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 

@@ -1,0 +1,170 @@
+"""``opdispatch.ops``: every operator the dispatcher knows, as ``torch.ops``.
+
+``opdispatch.ops.<ns>.<name>`` is an overload packet (every overload of the name, resolved as
+PyTorch's Python argument parser does) and ``.<overload>`` / ``.default`` one overload. They
+are looked up in the dispatcher when used, so the operators of a plugin loaded later appear,
+and those of a plugin unloaded since raise.
+"""
+
+from . import _C
+
+__all__ = ["OpOverload", "OpOverloadPacket"]
+
+
+class OpOverload:
+    """One overload of an operator: ``opdispatch.ops.aten.add.Tensor``."""
+
+    __slots__ = ("_ns", "_name", "_overload", "_core", "_packet")
+
+    def __init__(self, packet, overload):
+        self._packet = packet
+        self._ns = packet._ns
+        self._name = packet._name
+        self._overload = overload
+        self._core = _C._OpOverload(self.name())
+        self._core.schema  # raises when the overload has no schema
+
+    def __call__(self, *args, **kwargs):
+        return self._core(*args, **kwargs)
+
+    def redispatch(self, keyset, *args, **kwargs):
+        """Calls the kernel for the highest key of ``keyset`` (a DispatchKeySet), as a kernel
+        that passes the call below its own key does."""
+        return self._core.redispatch(keyset, *args, **kwargs)
+
+    @property
+    def _schema(self):
+        return self._core.schema
+
+    @property
+    def overloadpacket(self):
+        return self._packet
+
+    @property
+    def namespace(self):
+        return self._ns
+
+    @property
+    def _overloadname(self):
+        return self._overload or "default"
+
+    def name(self):
+        """``aten::add.Tensor`` (``aten::relu`` for the default overload)."""
+        qualified = f"{self._ns}::{self._name}"
+        return f"{qualified}.{self._overload}" if self._overload else qualified
+
+    def has_kernel_for_dispatch_key(self, key):
+        return self._core.has_kernel_for_dispatch_key(str(key))
+
+    def dump(self):
+        return _C._dispatch_dump(self.name())
+
+    def dump_table(self):
+        return _C._dispatch_dump_table(self.name())
+
+    def __repr__(self):
+        return f"<OpOverload(op='{self._ns}.{self._name}', overload='{self._overloadname}')>"
+
+    def __str__(self):
+        return f"{self._ns}.{self._name}.{self._overloadname}"
+
+    def __hash__(self):
+        return hash(self.name())
+
+    def __eq__(self, other):
+        return isinstance(other, OpOverload) and other.name() == self.name()
+
+
+class OpOverloadPacket:
+    """Every overload of a name: ``opdispatch.ops.aten.add``. Calling it picks the first
+    overload the arguments bind to, in PyTorch's order."""
+
+    def __init__(self, ns, name):
+        self._ns = ns
+        self._name = name
+        self._qualified_op_name = f"{ns}::{name}"
+        self._core = _C._OpPacket(self._qualified_op_name, name)
+        self._overloads = {}
+
+    def __call__(self, *args, **kwargs):
+        return self._core(*args, **kwargs)
+
+    def overloads(self):
+        """The overload names, ``'default'`` for the unnamed one, in resolution order."""
+        return self._core.overloads()
+
+    def __getattr__(self, overload):
+        if overload.startswith("__"):
+            raise AttributeError(overload)
+        key = "" if overload == "default" else overload
+        cached = self._overloads.get(key)
+        if cached is not None and (overload in self.overloads()):
+            return cached
+        if overload not in self.overloads():
+            raise AttributeError(
+                f"The underlying op of '{self._ns}.{self._name}' has no overload name "
+                f"'{overload}'")
+        op = OpOverload(self, key)
+        self._overloads[key] = op
+        return op
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.overloads()))
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='{self._ns}.{self._name}')>"
+
+    def __str__(self):
+        return f"{self._ns}.{self._name}"
+
+
+class _OpNamespace:
+    """``opdispatch.ops.aten``: its attributes are the packets of the namespace's operators."""
+
+    def __init__(self, ns):
+        self._ns = ns
+        self._packets = {}
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        packet = self._packets.get(name)
+        if packet is None:
+            packet = OpOverloadPacket(self._ns, name)
+        if not packet.overloads():
+            raise AttributeError(
+                f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
+        self._packets[name] = packet
+        return packet
+
+    def __dir__(self):
+        prefix = self._ns + "::"
+        names = {n[len(prefix):].split(".")[0]
+                 for n in _C._dispatch_get_all_op_names() if n.startswith(prefix)}
+        return sorted(names)
+
+    def __repr__(self):
+        return f"<module 'opdispatch.ops.{self._ns}'>"
+
+
+_namespaces = {}
+
+
+def __getattr__(ns):
+    if ns.startswith("__"):
+        raise AttributeError(ns)
+    space = _namespaces.get(ns)
+    if space is None:
+        space = _namespaces[ns] = _OpNamespace(ns)
+    return space
+
+
+def __dir__():
+    return sorted({n.split("::")[0] for n in _C._dispatch_get_all_op_names()} | set(__all__))
+
+
+def _overload_for(qualified):
+    """The OpOverload of ``ns::name.overload`` (the operator a fallback kernel is called for)."""
+    ns, rest = qualified.split("::", 1)
+    name, _, overload = rest.partition(".")
+    return getattr(getattr(__getattr__(ns), name), overload or "default")

@@ -1,0 +1,177 @@
+// Note [Python values as IValues]
+// Python to IValue without a schema, so that the schema-driven conversions stay in one place,
+// opd eval's eval::convert_argument (shared):
+//   opdispatch.Tensor -> Tensor    bool -> Bool (tested before int: bool is an int subclass)
+//   int -> Int (OverflowError beyond int64)    other objects with __index__ (numpy ints) -> Int
+//   float, numpy floats -> Double    complex -> ComplexDouble    str -> String    None -> None
+//   dtype, device, layout, memory_format -> ScalarType, Device, Layout, MemoryFormat
+//   list, tuple -> a generic list of the converted items (convert_argument makes int[], ...)
+//   anything else -> TypeError "opdispatch: cannot pass a <type> to an operator"
+// IValue to Python is the reverse: an undefined tensor is None, every list is a list, a tuple
+// a tuple.
+
+#include "convert.h"
+
+#include <pybind11/complex.h>
+
+#include <complex>
+#include <vector>
+
+#include "opd/error.h"
+
+namespace py = pybind11;
+
+namespace opd::python {
+namespace {
+
+PyTypeObject* tensor_type() {
+  static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(
+      py::detail::get_type_handle(typeid(Tensor), /*throw_if_missing=*/true).ptr());
+  return type;
+}
+
+}  // namespace
+
+py::object wrap(Tensor t) {
+  if (!t.defined()) return py::none();
+  return py::cast(std::move(t), py::return_value_policy::move);
+}
+
+const Tensor* unwrap(py::handle h) {
+  PyTypeObject* type = Py_TYPE(h.ptr());
+  if (type != tensor_type() && !PyType_IsSubtype(type, tensor_type())) return nullptr;
+  auto* inst = reinterpret_cast<py::detail::instance*>(h.ptr());
+  return static_cast<const Tensor*>(inst->get_value_and_holder().value_ptr());
+}
+
+const Tensor& unwrap_or_throw(py::handle h, const char* what) {
+  const Tensor* t = unwrap(h);
+  if (!t) throw TypeError(std::string(what) + " must be Tensor, not " + type_name(h));
+  return *t;
+}
+
+std::string type_name(py::handle h) { return Py_TYPE(h.ptr())->tp_name; }
+
+std::optional<ScalarType> as_dtype(py::handle h) {
+  if (py::isinstance<DType>(h)) return h.cast<const DType&>().type;
+  return std::nullopt;
+}
+
+std::optional<Device> as_device(py::handle h) {
+  if (py::isinstance<Device>(h)) return h.cast<Device>();
+  if (PyUnicode_Check(h.ptr())) return Device(h.cast<std::string>());
+  return std::nullopt;
+}
+
+std::optional<Scalar> as_scalar(py::handle h) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return Scalar(o == Py_True);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0) {
+      PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long");
+      throw py::error_already_set();
+    }
+    return Scalar(static_cast<int64_t>(v));
+  }
+  if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
+  if (PyComplex_Check(o)) {
+    return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
+  }
+  if (unwrap(h) != nullptr) return std::nullopt;
+  // numpy's scalars: integers have __index__, floats __float__ (np.bool_ has neither).
+  if (PyIndex_Check(o)) {
+    py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(o));
+    if (!i) throw py::error_already_set();
+    return as_scalar(i);
+  }
+  if (py::hasattr(h, "dtype") && py::hasattr(h, "__float__") && !py::hasattr(h, "shape")) {
+    return Scalar(h.cast<double>());
+  }
+  return std::nullopt;
+}
+
+IValue to_ivalue(py::handle h) {
+  PyObject* o = h.ptr();
+  if (const Tensor* t = unwrap(h)) return IValue(*t);
+  if (o == Py_None) return IValue();
+  if (PyList_Check(o) || PyTuple_Check(o)) {
+    std::vector<IValue> items;
+    py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
+    items.reserve(seq.size());
+    for (py::handle item : seq) items.push_back(to_ivalue(item));
+    return IValue::make_generic_list(std::move(items));
+  }
+  if (PyUnicode_Check(o)) return IValue(h.cast<std::string>());
+  if (auto s = as_scalar(h)) return IValue(*s);
+  if (auto d = as_dtype(h)) return IValue(*d);
+  if (py::isinstance<Device>(h)) return IValue(h.cast<Device>());
+  if (py::isinstance<LayoutObject>(h)) return IValue(h.cast<const LayoutObject&>().layout);
+  if (py::isinstance<MemoryFormatObject>(h)) {
+    return IValue(h.cast<const MemoryFormatObject&>().format);
+  }
+  throw TypeError("opdispatch: cannot pass a " + type_name(h) + " to an operator");
+}
+
+py::object from_ivalue(IValue v) {
+  auto list_of = [](const auto& xs) {
+    py::list out;
+    for (const auto& x : xs) out.append(from_ivalue(IValue(x)));
+    return out;
+  };
+  switch (v.tag()) {
+    case IValue::Tag::None:
+      return py::none();
+    case IValue::Tag::Tensor:
+      return wrap(std::move(v).to_tensor());
+    case IValue::Tag::Bool:
+      return py::bool_(v.to_bool());
+    case IValue::Tag::Int:
+      return py::int_(v.to_int());
+    case IValue::Tag::Double:
+      return py::float_(v.to_double());
+    case IValue::Tag::ComplexDouble:
+      return py::cast(v.to_complex_double());
+    case IValue::Tag::String:
+      return py::str(v.to_string_ref());
+    case IValue::Tag::ScalarType:
+      return dtype_object(v.to_scalar_type());
+    case IValue::Tag::Layout:
+      return py::cast(LayoutObject{v.to_layout()});
+    case IValue::Tag::MemoryFormat:
+      return py::cast(MemoryFormatObject{v.to_memory_format()});
+    case IValue::Tag::Device:
+      return py::cast(v.to_device());
+    case IValue::Tag::IntList:
+      return list_of(v.to_int_list());
+    case IValue::Tag::DoubleList:
+      return list_of(v.to_double_list());
+    case IValue::Tag::BoolList: {
+      py::list out;
+      for (bool b : v.to_bool_list()) out.append(py::bool_(b));
+      return out;
+    }
+    case IValue::Tag::TensorList:
+      return list_of(v.to_tensor_list());
+    case IValue::Tag::OptionalTensorList: {
+      py::list out;
+      for (const auto& t : v.to_optional_tensor_list()) {
+        out.append(t ? wrap(*t) : py::none());
+      }
+      return out;
+    }
+    case IValue::Tag::GenericList:
+      return list_of(v.to_generic_list());
+    case IValue::Tag::Tuple: {
+      const auto& items = v.to_tuple();
+      py::tuple out(items.size());
+      for (size_t i = 0; i < items.size(); ++i) out[i] = from_ivalue(items[i]);
+      return out;
+    }
+    default:
+      throw TypeError(std::string("opdispatch: a ") + v.tag_name() + " value has no Python form");
+  }
+}
+
+}  // namespace opd::python

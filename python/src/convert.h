@@ -1,0 +1,55 @@
+#pragma once
+
+// Python objects and opdispatch values, both ways (convert.cpp): tensors, dtypes, devices,
+// layouts, memory formats, numbers and lists. See Note [Python values as IValues].
+
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+
+#include "opd/device.h"
+#include "opd/ivalue.h"
+#include "opd/layout.h"
+#include "opd/scalar.h"
+#include "opd/scalar_type.h"
+#include "opd/tensor.h"
+
+namespace opd::python {
+
+// The Python objects of opdispatch.dtype, .layout and .memory_format: one object per value,
+// made once (`opdispatch.float32 is opdispatch.float`).
+struct DType {
+  ScalarType type;
+};
+struct LayoutObject {
+  Layout layout;
+};
+struct MemoryFormatObject {
+  MemoryFormat format;
+};
+
+// The Python object for a tensor; None for an undefined one.
+pybind11::object wrap(Tensor t);
+// The tensor a Python object holds, or null when it is not an opdispatch.Tensor.
+const Tensor* unwrap(pybind11::handle h);
+// As unwrap, throwing TypeError "<what> must be Tensor, not <type>" when it is not one.
+const Tensor& unwrap_or_throw(pybind11::handle h, const char* what);
+
+pybind11::object dtype_object(ScalarType t);
+std::optional<ScalarType> as_dtype(pybind11::handle h);
+std::optional<Device> as_device(pybind11::handle h);  // a device object or a str
+
+// A Python number (bool, int, float, complex, or numpy's) as a Scalar; nullopt for anything
+// else.
+std::optional<Scalar> as_scalar(pybind11::handle h);
+
+// Note [Python values as IValues]: without a schema; the schema-driven conversions are
+// opd eval's (eval::convert_argument), shared.
+IValue to_ivalue(pybind11::handle h);
+pybind11::object from_ivalue(IValue v);
+
+// Python's name of an object's type, as PyTorch's argument errors print it ("int", "str").
+std::string type_name(pybind11::handle h);
+
+}  // namespace opd::python

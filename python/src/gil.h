@@ -1,0 +1,40 @@
+#pragma once
+
+// Python's lifetime as seen from C++ threads (gil.cpp): see Note [Python lifetime].
+
+#include <Python.h>
+
+#include <string>
+
+namespace opd::python {
+
+// Drops a reference from any thread, never waiting for the GIL: at once when this thread holds
+// it, queued for the next drain otherwise, leaked once the interpreter is finalizing.
+void release_pyobject(PyObject* o) noexcept;
+// The same for any work that needs the GIL: fn(ctx) runs at once when this thread holds it,
+// later (queued) otherwise, never once the interpreter is finalizing.
+void run_with_gil_later(void (*fn)(void*), void* ctx) noexcept;
+// Runs the queued work. REQUIRES: the GIL is held.
+void drain_releases();
+
+// Taken by C++ code that is about to run Python code on any thread (a Python kernel). Throws
+// opd::Error "<what>: the Python interpreter is shutting down; <what> cannot run" once
+// shutdown began, instead of taking the GIL (which would hang or end the thread during
+// finalization). Otherwise holds the GIL for its scope.
+class CallbackGil {
+ public:
+  explicit CallbackGil(const std::string& what);
+  ~CallbackGil();
+  CallbackGil(const CallbackGil&) = delete;
+  CallbackGil& operator=(const CallbackGil&) = delete;
+
+ private:
+  PyGILState_STATE state_;
+};
+
+// At exit (_C._begin_shutdown, from the package's atexit handler, with the GIL): from now on
+// CallbackGil throws; waits (without the GIL, at most `timeout_ms`) for the callbacks already
+// running to return. Returns how many were still running when it gave up.
+int begin_shutdown(int timeout_ms);
+
+}  // namespace opd::python

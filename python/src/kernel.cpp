@@ -1,0 +1,170 @@
+// Note [Python kernels]
+// A Python callable registered as a boxed kernel may be called on any thread: the thread that
+// dispatched from Python (which released the GIL around the call), a host program's thread, a
+// plugin's worker, the autograd engine. In order it: refuses to nest more than kMaxDepth Python
+// kernels on one thread (a kernel that calls its own operator on its own key would otherwise
+// recurse through C++ frames past the C stack); takes the GIL (CallbackGil: an error once the
+// interpreter is shutting down); converts the schema's arguments to Python (kwarg-only ones as
+// keywords); calls the function, below autograd when its key is a backend's (as PyTorch's
+// kernels run under AutoDispatchBelowADInplaceOrView); converts what it returns by the schema's
+// returns with the rules of opd eval's arguments (eval::convert_argument); and replaces the
+// arguments on the stack with the results. The GIL is released again around every call the
+// function makes into C++ (every binding releases it), so the rule of Note [The GIL and the
+// dispatcher's locks] holds inside kernels too. A Python exception leaves as PythonKernelError,
+// with a note naming the operator, key and site added to the exception itself.
+
+#include "kernel.h"
+
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "convert.h"
+#include "eval_binding.h"
+#include "gil.h"
+#include "opd/autograd.h"
+#include "opd/function_schema.h"
+#include "opd/operator_handle.h"
+
+namespace py = pybind11;
+namespace eval = opd::cli::eval;
+
+namespace opd::python {
+
+PythonKernelError::~PythonKernelError() = default;
+
+namespace {
+
+constexpr int kMaxDepth = 64;
+thread_local int t_depth = 0;
+
+bool is_backend_key(std::optional<DispatchKey> key) {
+  if (!key) return false;
+  DispatchKeySet keys = runtime_keys_for(*key);
+  return keys.has_any(kBackendKeySet) && !keys.has_any(kAutogradKeySet);
+}
+
+class PyKernel final : public OperatorKernel {
+ public:
+  PyKernel(py::object fn, std::optional<DispatchKey> key, std::string site, bool with_keyset,
+           bool fallback)
+      : fn_(fn.release().ptr()),
+        key_name_(key ? to_string(*key) : "CompositeImplicitAutograd"),
+        below_autograd_(is_backend_key(key)),
+        site_(std::move(site)),
+        with_keyset_(with_keyset),
+        fallback_(fallback) {}
+  ~PyKernel() override { release_pyobject(fn_); }
+
+  void operator()(const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
+    const FunctionSchema& schema = op.schema();
+    const std::string what = schema.operator_name().to_string() + ": the Python kernel for " +
+                             key_name_ + " (registered at " + site_ + ")";
+    OPD_CHECK(t_depth < kMaxDepth,
+              "{} re-entered itself {} times on one thread: it calls its own operator on the "
+              "same key; redispatch below its key instead",
+              what, kMaxDepth);
+    struct Depth {
+      Depth() { ++t_depth; }
+      ~Depth() { --t_depth; }
+    } depth;
+    std::optional<ExcludeDispatchKeyGuard> below;
+    if (below_autograd_)
+      below.emplace(kAutogradKeySet | DispatchKeySet(DispatchKey::ADInplaceOrView));
+
+    const size_t n = schema.is_vararg() ? stack->size() : schema.arguments().size();
+    OPD_INTERNAL_ASSERT(stack->size() >= n, "{}: {} arguments on a stack of {}", what, n,
+                        stack->size());
+    const size_t first = stack->size() - n;
+    std::vector<IValue> results;
+    {
+      CallbackGil gil(what);
+      py::object result;
+      try {
+        py::list args;
+        py::dict kwargs;
+        if (fallback_) {
+          args.append(py::module_::import("opdispatch.ops")
+                          .attr("_overload_for")(schema.operator_name().to_string()));
+        }
+        if (with_keyset_) args.append(py::cast(keys));
+        for (size_t i = 0; i < n; ++i) {
+          py::object v = from_ivalue((*stack)[first + i]);
+          if (i < schema.arguments().size() && schema.arguments()[i].kwarg_only()) {
+            kwargs[py::str(schema.arguments()[i].name())] = v;
+          } else {
+            args.append(v);
+          }
+        }
+        result = py::reinterpret_borrow<py::object>(fn_)(*py::tuple(args), **kwargs);
+      } catch (py::error_already_set& e) {
+        std::string message = what + " raised " + e.what();
+        if (py::hasattr(e.value(), "add_note")) {
+          e.value().attr("add_note")("opdispatch: raised in the Python kernel of " +
+                                     schema.operator_name().to_string() + " for " + key_name_ +
+                                     ", registered at " + site_);
+        }
+        throw PythonKernelError(std::move(message), std::move(e));
+      }
+      results = convert_results(schema, what, result);
+    }
+    stack->erase(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
+    for (IValue& r : results) stack->push_back(std::move(r));
+  }
+
+ private:
+  static std::vector<IValue> convert_results(const FunctionSchema& schema, const std::string& what,
+                                             py::handle result) {
+    const auto& returns = schema.returns();
+    std::vector<IValue> out;
+    if (returns.empty() && !schema.is_varret()) {
+      OPD_CHECK_T(TypeError, result.is_none(), "{} returned {}, but the schema declares no result",
+                  what, type_name(result));
+      return out;
+    }
+    std::vector<py::handle> items;
+    if (returns.size() == 1 && !schema.is_varret()) {
+      items.push_back(result);
+    } else {
+      OPD_CHECK_T(TypeError, PyTuple_Check(result.ptr()) || PyList_Check(result.ptr()),
+                  "{} returned {}, but the schema declares {} results", what, type_name(result),
+                  returns.size());
+      for (py::handle h : py::reinterpret_borrow<py::sequence>(result)) items.push_back(h);
+      OPD_CHECK_T(TypeError, schema.is_varret() || items.size() == returns.size(),
+                  "{} returned {} results, but the schema declares {}", what, items.size(),
+                  returns.size());
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      IValue v = to_ivalue(items[i]);
+      if (i >= returns.size()) {
+        out.push_back(std::move(v));
+        continue;
+      }
+      auto converted = eval::convert_argument(v, *returns[i].type(), returns[i].N());
+      OPD_CHECK_T(TypeError, converted.has_value(),
+                  "{} returned {} for result {}, which the schema declares {}", what,
+                  type_name(items[i]), i, returns[i].type()->str());
+      out.push_back(std::move(*converted));
+    }
+    return out;
+  }
+
+  PyObject* fn_;  // owned
+  std::string key_name_;
+  bool below_autograd_;
+  std::string site_;
+  bool with_keyset_;
+  bool fallback_;
+};
+
+}  // namespace
+
+KernelFunction make_python_kernel(py::object fn, std::optional<DispatchKey> key, std::string site,
+                                  bool with_keyset, bool fallback) {
+  return KernelFunction::make_from_boxed_functor(
+      std::make_unique<PyKernel>(std::move(fn), key, std::move(site), with_keyset, fallback));
+}
+
+}  // namespace opd::python

@@ -1,0 +1,272 @@
+// opdispatch.ops' C++ half: _C._OpPacket (every overload of a name) and _C._OpOverload (one),
+// each caching its operator handles until an operator gains or loses its schema, and
+// _C.FunctionSchema. A packet binds its arguments as opd eval does (one implementation:
+// eval::bind_to_overloads, PyTorch's overload order and error texts), then calls boxed with the
+// GIL released. Results that alias a written argument (add_'s self, add.out's out) are that
+// argument's Python object; several named returns are a return_types named tuple.
+
+#include "ops.h"
+
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <memory>
+#include <utility>
+
+#include "bindings.h"
+#include "convert.h"
+#include "default_device.h"
+#include "eval_binding.h"
+#include "opd/function_schema.h"
+
+namespace py = pybind11;
+namespace eval = opd::cli::eval;
+
+namespace opd::python {
+namespace {
+
+// Bumped whenever an operator gains or loses its schema. Listeners run under the registration
+// mutex: this one must never touch Python.
+std::atomic<uint64_t> g_schema_generation{0};
+
+class SchemaGeneration final : public OpRegistrationListener {
+ public:
+  void on_operator_registered(const OperatorHandle&) override { g_schema_generation.fetch_add(1); }
+  void on_operator_deregistered(const OperatorHandle&) override {
+    g_schema_generation.fetch_add(1);
+  }
+};
+
+uint64_t schema_generation() { return g_schema_generation.load(std::memory_order_acquire); }
+
+// The Python object passed for schema argument `index`, if it was passed.
+py::object argument_object(const FunctionSchema& schema, size_t index, const py::args& args,
+                           const py::kwargs& kwargs) {
+  if (index < args.size()) return args[index];
+  const std::string& name = schema.arguments()[index].name();
+  if (kwargs.contains(name.c_str())) return kwargs[name.c_str()];
+  return py::none();
+}
+
+bool same_alias_set(const AliasInfo& a, const AliasInfo& b) {
+  return !a.before_set.empty() && a.before_set == b.before_set;
+}
+
+py::object named_tuple(const FunctionSchema& schema, py::tuple values) {
+  py::module_ rt = py::module_::import("opdispatch.return_types");
+  std::vector<std::string> fields;
+  for (const Argument& r : schema.returns()) fields.push_back(r.name());
+  py::object type = rt.attr("_get")(schema.name().substr(schema.name().find("::") + 2), fields);
+  return type(*values);
+}
+
+// The results of a call, left on `stack` by the kernel.
+py::object call_result(const FunctionSchema& schema, Stack stack, const py::args& args,
+                       const py::kwargs& kwargs) {
+  const auto& returns = schema.returns();
+  auto result = [&](size_t i) -> py::object {
+    if (const AliasInfo* alias = returns[i].alias_info(); alias && alias->is_write) {
+      for (size_t j = 0; j < schema.arguments().size(); ++j) {
+        const AliasInfo* a = schema.arguments()[j].alias_info();
+        if (a && a->is_write && same_alias_set(*a, *alias)) {
+          py::object passed = argument_object(schema, j, args, kwargs);
+          if (unwrap(passed)) return passed;
+        }
+      }
+    }
+    return from_ivalue(std::move(stack[i]));
+  };
+  if (returns.empty()) return py::none();
+  if (returns.size() == 1 && !schema.is_varret()) return result(0);
+  py::tuple out(stack.size());
+  for (size_t i = 0; i < stack.size(); ++i) {
+    out[i] = i < returns.size() ? result(i) : from_ivalue(std::move(stack[i]));
+  }
+  bool named =
+      !schema.is_varret() && std::all_of(returns.begin(), returns.end(),
+                                         [](const Argument& r) { return !r.name().empty(); });
+  return named ? named_tuple(schema, out) : py::object(out);
+}
+
+class OpPacket {
+ public:
+  // `qualified`: "aten::add"; `name`: what errors call it ("add").
+  OpPacket(std::string qualified, std::string name)
+      : qualified_(std::move(qualified)), name_(std::move(name)) {}
+
+  // Note [Overload order]'s order; empty when the name has no schema now.
+  const std::vector<OperatorHandle>& overloads() {
+    uint64_t g = schema_generation();
+    if (g != generation_) {
+      handles_.clear();
+      try {
+        py::gil_scoped_release r;
+        handles_ = eval::resolve_operator(qualified_);
+      } catch (const ValueError&) {
+        // No overload has a schema now.
+      }
+      generation_ = g;
+    }
+    return handles_;
+  }
+
+  std::vector<std::string> overload_names() {
+    std::vector<std::string> out;
+    for (const OperatorHandle& h : overloads()) {
+      const std::string& o = h.schema().overload_name();
+      out.push_back(o.empty() ? "default" : o);
+    }
+    return out;
+  }
+
+  py::object call(py::args args, py::kwargs kwargs) {
+    const auto& handles = overloads();
+    OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
+    return call_overloads(handles, name_, std::move(args), std::move(kwargs));
+  }
+
+ private:
+  std::string qualified_;
+  std::string name_;
+  uint64_t generation_ = ~uint64_t{0};
+  std::vector<OperatorHandle> handles_;
+};
+
+class OpOverload {
+ public:
+  explicit OpOverload(const std::string& name) : name_(parse_operator_name(name)) {
+    if (name_.overload_name == "default") name_.overload_name.clear();
+  }
+
+  OperatorHandle handle() {
+    uint64_t g = schema_generation();
+    if (g != generation_ || !handle_) {
+      {
+        py::gil_scoped_release r;
+        handle_ = Dispatcher::singleton().find_schema(name_);
+      }
+      generation_ = g;
+    }
+    OPD_CHECK(handle_.has_value(), "opdispatch: operator {} is not defined (any more)",
+              name_.to_string());
+    return *handle_;
+  }
+
+  py::object call(py::args args, py::kwargs kwargs) {
+    return call_overloads({handle()}, name_.to_string(), std::move(args), std::move(kwargs));
+  }
+  py::object redispatch(DispatchKeySet keys, py::args args, py::kwargs kwargs) {
+    return call_overloads({handle()}, name_.to_string(), std::move(args), std::move(kwargs), keys);
+  }
+
+ private:
+  OperatorName name_;
+  uint64_t generation_ = ~uint64_t{0};
+  std::optional<OperatorHandle> handle_;
+};
+
+}  // namespace
+
+py::object call_overloads(const std::vector<OperatorHandle>& candidates, const std::string& name,
+                          py::args args, py::kwargs kwargs, std::optional<DispatchKeySet> keys) {
+  eval::CallArgs call_args;
+  call_args.positional.reserve(args.size());
+  for (py::handle a : args) call_args.positional.push_back(to_ivalue(a));
+  for (auto [k, v] : kwargs) call_args.keywords.emplace_back(k.cast<std::string>(), to_ivalue(v));
+  eval::FactoryDefaults defaults;
+  defaults.device = default_device();
+  eval::BoundCall bound = [&] {
+    py::gil_scoped_release r;
+    return eval::bind_to_overloads(candidates, name, call_args, defaults);
+  }();
+  call_args = {};  // drop the argument references before the call, as a C++ caller would
+  {
+    py::gil_scoped_release r;
+    if (keys) {
+      bound.op.redispatch_boxed(*keys, &bound.stack);
+    } else {
+      bound.op.call_boxed(&bound.stack);
+    }
+  }
+  return call_result(bound.op.schema(), std::move(bound.stack), args, kwargs);
+}
+
+void bind_ops(py::module_& m) {
+  // Never undone: _C is never unloaded, and the listener must outlive every registration.
+  new RegistrationHandle(
+      Dispatcher::singleton().add_registration_listener(std::make_unique<SchemaGeneration>()));
+  m.def("_schema_generation", &schema_generation);
+
+  py::class_<Argument>(m, "Argument", py::module_local())
+      .def_property_readonly("name", &Argument::name)
+      .def_property_readonly("type", [](const Argument& a) { return a.type()->str(); })
+      .def_property_readonly("N", &Argument::N)
+      .def_property_readonly("default_value",
+                             [](const Argument& a) -> py::object {
+                               if (!a.default_value()) return py::none();
+                               return py::str(a.default_value_text());
+                             })
+      .def_property_readonly("kwarg_only", &Argument::kwarg_only)
+      .def_property_readonly("is_out", &Argument::is_out)
+      .def_property_readonly("is_write", &Argument::is_write)
+      .def_property_readonly("alias_info",
+                             [](const Argument& a) -> py::object {
+                               if (!a.alias_info()) return py::none();
+                               return py::str(a.alias_info()->to_string());
+                             })
+      .def("__str__", &Argument::to_string)
+      .def("__repr__", &Argument::to_string);
+  py::class_<FunctionSchema>(m, "FunctionSchema", py::module_local())
+      .def_property_readonly("name", &FunctionSchema::name)
+      .def_property_readonly("overload_name", &FunctionSchema::overload_name)
+      .def_property_readonly("arguments", &FunctionSchema::arguments)
+      .def_property_readonly("returns", &FunctionSchema::returns)
+      .def_property_readonly("is_vararg", &FunctionSchema::is_vararg)
+      .def_property_readonly("is_varret", &FunctionSchema::is_varret)
+      .def_property_readonly("is_mutable", &FunctionSchema::is_mutable)
+      .def("to_json", [](const FunctionSchema& s) { return schema_to_json(s); })
+      .def("__str__", &FunctionSchema::to_string)
+      .def("__repr__", &FunctionSchema::to_string);
+  m.def(
+      "parse_schema", [](const std::string& text) { return parse_schema(text); },
+      py::arg("schema"));
+
+  py::class_<OpPacket>(m, "_OpPacket", py::module_local())
+      .def(py::init<std::string, std::string>())
+      .def("overloads", &OpPacket::overload_names)
+      .def("__call__", &OpPacket::call);
+  py::class_<OpOverload>(m, "_OpOverload", py::module_local())
+      .def(py::init<const std::string&>())
+      .def_property_readonly("schema", [](OpOverload& o) { return o.handle().schema(); })
+      .def("__call__", &OpOverload::call)
+      .def("redispatch", &OpOverload::redispatch)
+      .def("has_kernel_for_dispatch_key", [](OpOverload& o, const std::string& key) {
+        OperatorHandle h = o.handle();
+        py::gil_scoped_release r;
+        return h.has_kernel_for_dispatch_key(parse_dispatch_key(key));
+      });
+
+  py::class_<DispatchKeySet>(m, "DispatchKeySet", py::module_local())
+      .def(py::init([](const std::string& key) { return DispatchKeySet(parse_dispatch_key(key)); }))
+      .def("__or__", [](DispatchKeySet a, DispatchKeySet b) { return a | b; })
+      .def("__and__", [](DispatchKeySet a, DispatchKeySet b) { return a & b; })
+      .def("__sub__", [](DispatchKeySet a, DispatchKeySet b) { return a - b; })
+      .def("__eq__", [](DispatchKeySet a, DispatchKeySet b) { return a == b; })
+      .def("__hash__", [](DispatchKeySet a) { return a.raw(); })
+      .def("has",
+           [](DispatchKeySet a, const std::string& k) { return a.has(parse_dispatch_key(k)); })
+      .def("add",
+           [](DispatchKeySet a, const std::string& k) { return a.add(parse_dispatch_key(k)); })
+      .def("remove",
+           [](DispatchKeySet a, const std::string& k) { return a.remove(parse_dispatch_key(k)); })
+      .def("highest_priority_type_id",
+           [](DispatchKeySet a) { return std::string(to_string(a.highest_priority_key())); })
+      .def("raw_repr", &DispatchKeySet::raw)
+      .def("__repr__", &DispatchKeySet::to_string)
+      .def("__str__", &DispatchKeySet::to_string);
+  m.def("_dispatch_keys", [](py::handle t) {
+    return unwrap_or_throw(t, "_dispatch_keys(): argument 'tensor'").key_set();
+  });
+}
+
+}  // namespace opd::python

@@ -1,0 +1,24 @@
+#pragma once
+
+// Calling operators from Python by their schemas (ops.cpp): what opdispatch.ops' packets and
+// overloads, the schema-bound Tensor methods and the module-level functions share.
+
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opd/dispatcher.h"
+
+namespace opd::python {
+
+// Converts the Python arguments, binds them as opd eval does (eval::bind_to_overloads over
+// `candidates`, `name` in errors), calls the chosen overload boxed without the GIL (or
+// redispatches it to `keys`), and converts its results (see call_result).
+pybind11::object call_overloads(const std::vector<OperatorHandle>& candidates,
+                                const std::string& name, pybind11::args args,
+                                pybind11::kwargs kwargs,
+                                std::optional<DispatchKeySet> keys = std::nullopt);
+
+}  // namespace opd::python

@@ -1,0 +1,441 @@
+// opdispatch.Tensor: one opd::Tensor per Python object. Metadata is read with the GIL held (no
+// dispatch); every operator is called with the GIL released (Note [The GIL and the
+// dispatcher's locks] in module.cpp). The arithmetic dunders call the typed API directly, one
+// function per dunder that switches on the other operand (Tensor, Python number, or
+// NotImplemented), as torch's; methods not bound here are the schemas' (opdispatch/_tensor.py).
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "convert.h"
+#include "default_device.h"
+#include "eval_print.h"
+#include "eval_tensor.h"
+#include "opd/autograd.h"
+#include "opd/generator.h"
+#include "opd/ops.h"
+
+namespace py = pybind11;
+namespace eval = opd::cli::eval;
+
+namespace opd::python {
+namespace {
+
+using Release = py::gil_scoped_release;
+
+// A Python number as a 0-dim tensor weaker than any tensor in type promotion (Note [Wrapped
+// numbers]): the left operand of a reflected operator (2 - x, 2 / x, 2 ** x).
+Tensor wrapped_number(const Scalar& s) {
+  Tensor t = opd::scalar_tensor(s, s.type(), std::nullopt, Device(DeviceType::CPU), std::nullopt);
+  t.unsafe_get_impl()->set_wrapped_number(true);
+  return t;
+}
+
+// One binary dunder: Tensor op Tensor, Tensor op number, or NotImplemented.
+template <class TensorFn, class ScalarFn>
+py::object binary(const Tensor& self, py::handle other, TensorFn on_tensor, ScalarFn on_scalar) {
+  if (const Tensor* o = unwrap(other)) {
+    Tensor out;
+    {
+      Release r;
+      out = on_tensor(self, *o);
+    }
+    return wrap(std::move(out));
+  }
+  if (auto s = as_scalar(other)) {
+    Tensor out;
+    {
+      Release r;
+      out = on_scalar(self, *s);
+    }
+    return wrap(std::move(out));
+  }
+  return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+}
+
+// An in-place dunder: returns the same object (x += y keeps id(x)).
+template <class TensorFn, class ScalarFn>
+py::object inplace(py::handle self_obj, py::handle other, TensorFn on_tensor, ScalarFn on_scalar) {
+  const Tensor& self = *unwrap(self_obj);
+  if (const Tensor* o = unwrap(other)) {
+    Release r;
+    on_tensor(self, *o);
+  } else if (auto s = as_scalar(other)) {
+    Release r;
+    on_scalar(self, *s);
+  } else {
+    return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  }
+  return py::reinterpret_borrow<py::object>(self_obj);
+}
+
+py::object scalar_to_python(const Scalar& s) {
+  if (s.is_boolean()) return py::bool_(s.to_bool());
+  if (s.is_integral(false)) return py::int_(s.to_int64());
+  if (s.is_complex()) return py::cast(s.to_complex_double());
+  return py::float_(s.to_double());
+}
+
+Scalar one_element(const Tensor& t, const char* what) {
+  OPD_CHECK(t.numel() == 1, "{} value of Tensor with {} values is ambiguous", what,
+            t.numel() == 0 ? "no" : "more than one");
+  Release r;
+  return t.item();
+}
+
+py::tuple int_tuple(IntArrayRef xs) {
+  py::tuple out(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) out[i] = py::int_(xs[i]);
+  return out;
+}
+
+py::object nested_list(const eval::HostValues& h, size_t dim, int64_t& next) {
+  if (dim == h.sizes.size()) {
+    int64_t k = next++;
+    switch (h.kind) {
+      case eval::HostValues::Kind::Bool:
+        return py::bool_(h.ints[k] != 0);
+      case eval::HostValues::Kind::Int:
+        return py::int_(h.ints[k]);
+      case eval::HostValues::Kind::Float:
+        return py::float_(h.reals[k]);
+      case eval::HostValues::Kind::Complex:
+        return py::cast(std::complex<double>(h.reals[k], h.imags[k]));
+    }
+  }
+  py::list out;
+  for (int64_t i = 0; i < h.sizes[dim]; ++i) out.append(nested_list(h, dim + 1, next));
+  return out;
+}
+
+py::object tolist(const Tensor& t) {
+  OPD_CHECK(!t.is_meta(), "Cannot copy out of meta tensor; no data!");
+  eval::HostValues h;
+  {
+    Release r;
+    h = eval::read_values(t);
+  }
+  int64_t next = 0;
+  return nested_list(h, 0, next);
+}
+
+// The node that made a tensor, as torch's grad_fn: its name and repr only.
+struct GradFn {
+  std::string name;
+};
+
+}  // namespace
+
+void bind_tensor(py::module_& m) {
+  py::class_<GradFn>(m, "_GradFn", py::module_local())
+      .def("name", [](const GradFn& g) { return g.name; })
+      .def("__repr__", [](const GradFn& g) { return "<" + g.name + " object>"; });
+
+  py::class_<Tensor> cls(m, "Tensor", py::module_local());
+  cls.attr("__array_priority__") = 1000;
+  cls.def("__repr__",
+          [](const Tensor& t) {
+            Release r;
+            return eval::tensor_repr(t, "opdispatch");
+          })
+      .def("__hash__",
+           [](const Tensor& t) { return reinterpret_cast<intptr_t>(t.unsafe_get_impl()); })
+      // Metadata: no dispatch.
+      .def("dim", &Tensor::dim)
+      .def("ndimension", &Tensor::dim)
+      .def_property_readonly("ndim", &Tensor::dim)
+      .def("numel", &Tensor::numel)
+      .def("nelement", &Tensor::numel)
+      .def("_sizes", [](const Tensor& t) { return int_tuple(t.sizes()); })
+      .def(
+          "stride",
+          [](const Tensor& t, std::optional<int64_t> dim) -> py::object {
+            if (dim) return py::int_(t.stride(*dim));
+            return int_tuple(t.strides());
+          },
+          py::arg("dim") = py::none())
+      .def("_size_of", [](const Tensor& t, int64_t dim) { return t.size(dim); })
+      .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
+      .def_property_readonly("device", &Tensor::device)
+      .def_property_readonly("is_cpu", &Tensor::is_cpu)
+      .def_property_readonly("is_cuda", &Tensor::is_cuda)
+      .def_property_readonly("is_meta", &Tensor::is_meta)
+      .def("is_contiguous", [](const Tensor& t, py::args, py::kwargs) { return t.is_contiguous(); })
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
+      .def("storage_offset", &Tensor::storage_offset)
+      .def("element_size", &Tensor::element_size)
+      .def_property_readonly("itemsize", &Tensor::element_size)
+      .def_property_readonly("nbytes", [](const Tensor& t) { return t.numel() * t.element_size(); })
+      .def_property_readonly("_version", &Tensor::version)
+      .def("is_floating_point", [](const Tensor& t) { return is_floating_point(t.dtype()); })
+      .def("is_complex", [](const Tensor& t) { return is_complex(t.dtype()); })
+      .def("_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); })
+      .def("_use_count", &Tensor::use_count)
+      // Values.
+      .def("item", [](const Tensor& t) { return scalar_to_python(one_element(t, "item()")); })
+      .def("tolist", &tolist)
+      .def("__bool__", [](const Tensor& t) { return one_element(t, "Boolean").to_bool(); })
+      .def("__float__", [](const Tensor& t) { return one_element(t, "float()").to_double(); })
+      .def("__int__", [](const Tensor& t) { return one_element(t, "int()").to_int64(); })
+      .def("__complex__",
+           [](const Tensor& t) { return one_element(t, "complex()").to_complex_double(); })
+      .def("__index__",
+           [](const Tensor& t) {
+             OPD_CHECK_T(TypeError, is_integral(t.dtype(), true) && t.numel() == 1,
+                         "only integer tensors of a single element can be converted to an index");
+             return one_element(t, "index").to_int64();
+           })
+      .def("__len__",
+           [](const Tensor& t) {
+             OPD_CHECK_T(TypeError, t.dim() > 0, "len() of a 0-d tensor");
+             return t.size(0);
+           })
+      // Arithmetic, with torch's operand rules.
+      .def("__add__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::add(x, y); },
+                 [](const Tensor& x, const Scalar& s) { return opd::add(x, s); });
+           })
+      .def("__radd__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::add(y, x); },
+                 [](const Tensor& x, const Scalar& s) { return opd::add(x, s); });
+           })
+      .def("__iadd__",
+           [](py::handle a, py::handle b) {
+             return inplace(
+                 a, b, [](const Tensor& x, const Tensor& y) { x.add_(y); },
+                 [](const Tensor& x, const Scalar& s) { x.add_(s); });
+           })
+      .def("__sub__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::sub(x, y); },
+                 [](const Tensor& x, const Scalar& s) { return opd::sub(x, s); });
+           })
+      .def("__rsub__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::sub(y, x); },
+                 [](const Tensor& x, const Scalar& s) { return opd::sub(wrapped_number(s), x); });
+           })
+      .def("__isub__",
+           [](py::handle a, py::handle b) {
+             return inplace(
+                 a, b, [](const Tensor& x, const Tensor& y) { x.sub_(y); },
+                 [](const Tensor& x, const Scalar& s) { x.sub_(s); });
+           })
+      .def("__mul__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::mul(x, y); },
+                 [](const Tensor& x, const Scalar& s) { return opd::mul(x, s); });
+           })
+      .def("__rmul__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::mul(y, x); },
+                 [](const Tensor& x, const Scalar& s) { return opd::mul(x, s); });
+           })
+      .def("__imul__",
+           [](py::handle a, py::handle b) {
+             return inplace(
+                 a, b, [](const Tensor& x, const Tensor& y) { x.mul_(y); },
+                 [](const Tensor& x, const Scalar& s) { x.mul_(s); });
+           })
+      .def("__truediv__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::div(x, y); },
+                 [](const Tensor& x, const Scalar& s) { return opd::div(x, s); });
+           })
+      .def("__rtruediv__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::div(y, x); },
+                 [](const Tensor& x, const Scalar& s) { return opd::div(wrapped_number(s), x); });
+           })
+      .def("__itruediv__",
+           [](py::handle a, py::handle b) {
+             return inplace(
+                 a, b, [](const Tensor& x, const Tensor& y) { x.div_(y); },
+                 [](const Tensor& x, const Scalar& s) { x.div_(s); });
+           })
+      .def("__pow__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::pow(x, y); },
+                 [](const Tensor& x, const Scalar& s) { return opd::pow(x, s); });
+           })
+      .def("__rpow__",
+           [](const Tensor& a, py::handle b) {
+             return binary(
+                 a, b, [](const Tensor& x, const Tensor& y) { return opd::pow(y, x); },
+                 [](const Tensor& x, const Scalar& s) { return opd::pow(wrapped_number(s), x); });
+           })
+      .def("__matmul__",
+           [](const Tensor& a, py::handle b) -> py::object {
+             const Tensor* o = unwrap(b);
+             if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             Tensor out;
+             {
+               Release r;
+               out = opd::matmul(a, *o);
+             }
+             return wrap(std::move(out));
+           })
+      .def("__rmatmul__",
+           [](const Tensor& a, py::handle b) -> py::object {
+             const Tensor* o = unwrap(b);
+             if (!o) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             Tensor out;
+             {
+               Release r;
+               out = opd::matmul(*o, a);
+             }
+             return wrap(std::move(out));
+           })
+      .def("__neg__",
+           [](const Tensor& a) {
+             Tensor out;
+             {
+               Release r;
+               out = opd::neg(a);
+             }
+             return wrap(std::move(out));
+           })
+      .def("__pos__", [](py::handle self) { return py::reinterpret_borrow<py::object>(self); })
+      .def("__abs__", [](const Tensor& a) {
+        Tensor out;
+        {
+          Release r;
+          out = opd::abs(a);
+        }
+        return wrap(std::move(out));
+      });
+
+#define OPD_COMPARISON(dunder, fn)                                            \
+  cls.def(dunder, [](const Tensor& a, py::handle b) {                         \
+    return binary(                                                            \
+        a, b, [](const Tensor& x, const Tensor& y) { return opd::fn(x, y); }, \
+        [](const Tensor& x, const Scalar& s) { return opd::fn(x, s); });      \
+  })
+  OPD_COMPARISON("__eq__", eq);
+  OPD_COMPARISON("__ne__", ne);
+  OPD_COMPARISON("__lt__", lt);
+  OPD_COMPARISON("__le__", le);
+  OPD_COMPARISON("__gt__", gt);
+  OPD_COMPARISON("__ge__", ge);
+#undef OPD_COMPARISON
+
+  // Autograd (the autograd plugin answers these through the dispatcher).
+  cls.def_property(
+         "requires_grad",
+         [](const Tensor& t) {
+           // Without autograd state the answer is false, whether or not the plugin is loaded.
+           if (!t.unsafe_get_impl()->autograd_meta()) return false;
+           Release r;
+           return t.requires_grad();
+         },
+         [](const Tensor& t, bool b) {
+           Release r;
+           t.requires_grad_(b);
+         })
+      .def(
+          "requires_grad_",
+          [](py::handle self, bool b) {
+            {
+              Release r;
+              unwrap(self)->requires_grad_(b);
+            }
+            return py::reinterpret_borrow<py::object>(self);
+          },
+          py::arg("requires_grad") = true)
+      .def_property(
+          "grad",
+          [](const Tensor& t) -> py::object {
+            if (!t.unsafe_get_impl()->autograd_meta()) return py::none();
+            Tensor g;
+            {
+              Release r;
+              g = t.grad();
+            }
+            return wrap(std::move(g));
+          },
+          [](const Tensor& t, py::handle g) {
+            Tensor grad;
+            if (!g.is_none()) grad = unwrap_or_throw(g, "assigned grad");
+            Release r;
+            autograd::set_grad(t, grad);
+          })
+      .def_property_readonly("grad_fn",
+                             [](const Tensor& t) -> py::object {
+                               if (!t.unsafe_get_impl()->autograd_meta()) return py::none();
+                               std::string name;
+                               {
+                                 Release r;
+                                 name = autograd::grad_fn_name(t);
+                               }
+                               if (name.empty()) return py::none();
+                               return py::cast(GradFn{name});
+                             })
+      .def_property_readonly("is_leaf",
+                             [](const Tensor& t) {
+                               if (!t.unsafe_get_impl()->autograd_meta()) return true;
+                               Release r;
+                               return t.is_leaf();
+                             })
+      .def("retain_grad",
+           [](const Tensor& t) {
+             Release r;
+             t.retain_grad();
+           })
+      .def("detach",
+           [](const Tensor& t) {
+             Tensor out;
+             {
+               Release r;
+               out = t.detach();
+             }
+             return wrap(std::move(out));
+           })
+      .def("_backward",
+           [](const Tensor& t, std::vector<Tensor> inputs, std::optional<Tensor> gradient,
+              std::optional<bool> retain_graph, bool create_graph) {
+             Release r;
+             opd::_backward(t, inputs, gradient, retain_graph, create_graph);
+           });
+  bind_indexing(cls);
+
+  m.def("_manual_seed", [](uint64_t seed) { opd::manual_seed(seed); });
+  m.def("initial_seed", [] { return opd::initial_seed(); });
+  m.def("_tensor_literal", [](py::handle data, py::handle dtype, py::handle device) {
+    IValue v = to_ivalue(data);
+    std::optional<ScalarType> dt = dtype.is_none() ? std::nullopt : as_dtype(dtype);
+    OPD_CHECK_T(TypeError, dtype.is_none() || dt,
+                "tensor(): argument 'dtype' must be "
+                "opdispatch.dtype, not {}",
+                type_name(dtype));
+    std::optional<Device> dev = device.is_none() ? default_device() : as_device(device);
+    OPD_CHECK_T(TypeError, device.is_none() || dev,
+                "tensor(): argument 'device' must be "
+                "opdispatch.device, not {}",
+                type_name(device));
+    Tensor t;
+    {
+      Release r;
+      t = eval::make_tensor_literal(v, dt, dev);
+    }
+    return wrap(std::move(t));
+  });
+}
+
+}  // namespace opd::python

@@ -1,0 +1,134 @@
+// opdispatch.dtype, opdispatch.device, opdispatch.layout and opdispatch.memory_format, with
+// torch's names and reprs: opdispatch.float32 (alias opdispatch.float), device(type='cuda',
+// index=0), opdispatch.strided, opdispatch.contiguous_format. A device is also a context
+// manager: factories called inside `with opdispatch.device("meta"):` make meta tensors.
+
+#include <pybind11/operators.h>
+#include <pybind11/pybind11.h>
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "convert.h"
+#include "default_device.h"
+
+namespace py = pybind11;
+
+namespace opd::python {
+namespace {
+
+constexpr ScalarType kAllScalarTypes[] = {
+    kBool, kByte,     kChar,  kShort,  kInt,          kLong,
+    kHalf, kBFloat16, kFloat, kDouble, kComplexFloat, kComplexDouble,
+};
+
+// One object per dtype, made once and never destroyed (module objects outlive nothing here).
+std::array<PyObject*, kNumScalarTypes>& dtype_objects() {
+  static std::array<PyObject*, kNumScalarTypes> objects{};
+  return objects;
+}
+
+thread_local std::vector<Device> t_device_stack;
+
+}  // namespace
+
+py::object dtype_object(ScalarType t) {
+  PyObject* o = dtype_objects()[static_cast<size_t>(t)];
+  OPD_CHECK(o != nullptr, "opdispatch: no Python dtype for {}", to_string(t));
+  return py::reinterpret_borrow<py::object>(o);
+}
+
+std::optional<Device> default_device() {
+  if (t_device_stack.empty()) return std::nullopt;
+  return t_device_stack.back();
+}
+
+void bind_types(py::module_& m) {
+  py::class_<DType>(m, "dtype", py::module_local())
+      .def_property_readonly("is_floating_point",
+                             [](const DType& d) { return is_floating_point(d.type); })
+      .def_property_readonly("is_complex", [](const DType& d) { return is_complex(d.type); })
+      .def_property_readonly("is_signed",
+                             [](const DType& d) { return d.type != kBool && d.type != kByte; })
+      .def_property_readonly("itemsize", [](const DType& d) { return element_size(d.type); })
+      .def("__repr__",
+           [](const DType& d) { return std::string("opdispatch.") + python_name(d.type); })
+      .def("__reduce__", [](const DType& d) { return std::string(python_name(d.type)); });
+  // torch's names and aliases.
+  const std::pair<const char*, ScalarType> aliases[] = {{"float", kFloat},
+                                                        {"double", kDouble},
+                                                        {"half", kHalf},
+                                                        {"short", kShort},
+                                                        {"int", kInt},
+                                                        {"long", kLong},
+                                                        {"cfloat", kComplexFloat},
+                                                        {"cdouble", kComplexDouble}};
+  for (ScalarType t : kAllScalarTypes) {
+    py::object o = py::cast(DType{t});
+    dtype_objects()[static_cast<size_t>(t)] = o.inc_ref().ptr();
+    m.attr(python_name(t)) = o;
+  }
+  for (const auto& [name, t] : aliases) m.attr(name) = dtype_object(t);
+
+  py::class_<Device>(m, "device", py::module_local())
+      .def(py::init([](const std::string& text) { return Device(text); }), py::arg("type"))
+      .def(py::init([](const std::string& type, int index) {
+             Device d(type);
+             OPD_CHECK_T(ValueError, !d.has_index(),
+                         "type (string) must not include an index because index was passed "
+                         "explicitly: {}",
+                         type);
+             return Device(d.type, static_cast<int8_t>(index));
+           }),
+           py::arg("type"), py::arg("index"))
+      .def(py::init([](const Device& d) { return d; }))
+      .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
+      .def_property_readonly("index",
+                             [](const Device& d) -> py::object {
+                               if (!d.has_index()) return py::none();
+                               return py::int_(d.index);
+                             })
+      .def("__str__", &Device::str)
+      .def("__repr__",
+           [](const Device& d) {
+             std::string r = std::string("device(type='") + device_type_name(d.type) + "'";
+             if (d.has_index()) r += ", index=" + std::to_string(d.index);
+             return r + ")";
+           })
+      .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
+      .def("__eq__", [](const Device&, py::object) { return false; })
+      .def("__hash__",
+           [](const Device& d) {
+             return std::hash<int>()(static_cast<int>(d.type) * 256 + d.index);
+           })
+      .def("__enter__",
+           [](const Device& d) {
+             t_device_stack.push_back(d);
+             return d;
+           })
+      .def("__exit__", [](const Device&, py::args) {
+        if (!t_device_stack.empty()) t_device_stack.pop_back();
+        return false;
+      });
+
+  py::class_<LayoutObject>(m, "layout", py::module_local())
+      .def("__repr__", [](const LayoutObject& l) {
+        return std::string("opdispatch.") + python_name(l.layout);
+      });
+  for (Layout l : {Layout::Strided, Layout::Sparse, Layout::SparseCsr}) {
+    m.attr(python_name(l)) = py::cast(LayoutObject{l});
+  }
+  py::class_<MemoryFormatObject>(m, "memory_format", py::module_local())
+      .def("__repr__", [](const MemoryFormatObject& f) {
+        return std::string("opdispatch.") + python_name(f.format);
+      });
+  for (MemoryFormat f : {MemoryFormat::Contiguous, MemoryFormat::Preserve,
+                         MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d}) {
+    m.attr(python_name(f)) = py::cast(MemoryFormatObject{f});
+  }
+}
+
+}  // namespace opd::python
