@@ -11,6 +11,7 @@ leaving a ``with`` block, when the Library is garbage collected, and at interpre
 """
 
 import atexit as _atexit
+import contextlib as _contextlib
 import inspect as _inspect
 import sys as _sys
 import typing as _typing
@@ -34,7 +35,8 @@ def _caller_site(depth=2):
     """The file and line of the user's call, skipping this package's own frames."""
     frame = _sys._getframe(depth)
     package = __file__.rsplit("/", 1)[0]
-    while frame is not None and frame.f_code.co_filename.startswith(package):
+    skipped = (package, _contextlib.__file__)
+    while frame is not None and frame.f_code.co_filename.startswith(skipped):
         frame = frame.f_back
     if frame is None:
         return "<unknown>", 0

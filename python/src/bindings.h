@@ -29,6 +29,8 @@ void bind_library(pybind11::module_& m);
 void bind_autograd(pybind11::module_& m);
 // opdispatch.trace (trace.cpp).
 void bind_trace(pybind11::module_& m);
+// Helpers for the Python tests that need C++ threads (testing.cpp).
+void bind_testing(pybind11::module_& m);
 
 // A Python buffer (numpy array, bytes, array.array) as a CPU tensor over the same memory
 // (numpy.cpp); warns as torch when the buffer is read-only and `warn_readonly`.

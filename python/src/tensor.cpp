@@ -15,6 +15,7 @@
 #include "bindings.h"
 #include "convert.h"
 #include "default_device.h"
+#include "eval_operators.h"
 #include "eval_print.h"
 #include "eval_tensor.h"
 #include "opd/autograd.h"
@@ -29,13 +30,8 @@ namespace {
 
 using Release = py::gil_scoped_release;
 
-// A Python number as a 0-dim tensor weaker than any tensor in type promotion (Note [Wrapped
-// numbers]): the left operand of a reflected operator (2 - x, 2 / x, 2 ** x).
-Tensor wrapped_number(const Scalar& s) {
-  Tensor t = opd::scalar_tensor(s, s.type(), std::nullopt, Device(DeviceType::CPU), std::nullopt);
-  t.unsafe_get_impl()->set_wrapped_number(true);
-  return t;
-}
+// The left operand of a reflected operator (2 - x, 2 / x, 2 ** x): opd eval's.
+using eval::wrapped_number;
 
 // One binary dunder: Tensor op Tensor, Tensor op number, or NotImplemented.
 template <class TensorFn, class ScalarFn>

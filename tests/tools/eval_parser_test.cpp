@@ -190,6 +190,77 @@ TEST(EvalParser, Literals) {
   EXPECT_EQ(items[10].name, "torch.float64");
 }
 
+// `x + y * -z ** 2 @ w` as Python reads it; methods chain on any primary.
+TEST(EvalParser, OperatorsFollowPythonsPrecedence) {
+  Program p = parse_program("x + y * -z ** 2 - 1 <= w; mm(y, y).sum(dim=[0]).neg(); (x + y) @ w");
+  const Expr& cmp = p.statements[0].expr;
+  ASSERT_EQ(cmp.kind, Expr::Kind::Binary);
+  EXPECT_EQ(cmp.name, "<=");
+  const Expr& sub = cmp.items[0];  // (x + (y * -(z ** 2))) - 1
+  EXPECT_EQ(sub.name, "-");
+  EXPECT_EQ(sub.items[1].literal, IValue(1));
+  const Expr& add = sub.items[0];
+  EXPECT_EQ(add.name, "+");
+  EXPECT_EQ(add.items[0].name, "x");
+  const Expr& mul = add.items[1];
+  EXPECT_EQ(mul.name, "*");
+  ASSERT_EQ(mul.items[1].kind, Expr::Kind::Negate);
+  const Expr& pow = mul.items[1].items[0];
+  EXPECT_EQ(pow.name, "**");
+  EXPECT_EQ(pow.items[0].name, "z");
+  const Expr& neg = p.statements[1].expr;
+  ASSERT_EQ(neg.kind, Expr::Kind::Method);
+  EXPECT_EQ(neg.name, "neg");
+  const Expr& sum = neg.items[0];
+  ASSERT_EQ(sum.kind, Expr::Kind::Method);
+  EXPECT_EQ(sum.name, "sum");
+  EXPECT_THAT(sum.kwarg_names, ElementsAre("dim"));
+  EXPECT_EQ(sum.items[0].kind, Expr::Kind::Call);
+  EXPECT_EQ(sum.items[0].name, "mm");
+  const Expr& matmul = p.statements[2].expr;
+  EXPECT_EQ(matmul.name, "@");
+  EXPECT_EQ(matmul.items[0].name, "+");
+  // A negative literal stays a literal (the int64 minimum fits), unless a power follows.
+  EXPECT_EQ(parse_program("-9223372036854775808").statements[0].expr.literal,
+            IValue(std::numeric_limits<int64_t>::min()));
+  EXPECT_EQ(parse_program("-2 ** 2").statements[0].expr.kind, Expr::Kind::Negate);
+}
+
+TEST(EvalParser, OperatorSyntaxErrors) {
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("x < y < z"); }),
+              StartsWith("opd eval: chained comparisons are not supported at column 7"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("x +"); }),
+              StartsWith("opd eval: expected an expression but found the end of the program"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("x.1()"); }),
+              StartsWith("opd eval: expected ';' between statements but found '.1' at column 2"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("f(x).(1)"); }),
+              StartsWith("opd eval: expected a method name after '.' but found '('"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("f(x).sum"); }),
+              StartsWith("opd eval: expected '(' after the method name 'sum'"));
+  EXPECT_THAT(error_text<ValueError>([] { parse_program("(x + y"); }),
+              StartsWith("opd eval: expected ')' but found the end of the program"));
+}
+
+// Operators nest as brackets do: long chains and deep unary minus are refused at the limit, not
+// by a stack overflow in the evaluator or ~Expr.
+TEST(EvalParser, OperatorChainsPastTheLimitAreRefused) {
+  std::string sum = "x";
+  for (int i = 0; i < kMaxNesting; ++i) sum += " + x";
+  EXPECT_NO_THROW(parse_program(sum));
+  EXPECT_THAT(error_text<ValueError>([&] { parse_program(sum + " + x"); }),
+              HasSubstr("too deeply nested (more than 200 levels of lists, calls and operators)"));
+  std::string negations(20000, '-');
+  EXPECT_THAT(error_text<ValueError>([&] { parse_program(negations + "x"); }),
+              HasSubstr("too deeply nested"));
+  std::string powers = "x";
+  for (int i = 0; i < 20000; ++i) powers += " ** x";
+  EXPECT_THAT(error_text<ValueError>([&] { parse_program(powers); }), HasSubstr("too deeply nested"));
+  std::string methods = "x";
+  for (int i = 0; i < 20000; ++i) methods += ".neg()";
+  EXPECT_THAT(error_text<ValueError>([&] { parse_program("f(" + methods + ")"); }),
+              HasSubstr("too deeply nested"));
+}
+
 TEST(EvalParser, SyntaxErrorsNameTheColumnWithACaret) {
   EXPECT_EQ(error_text<ValueError>([] { parse_program("add(x,, y)"); }),
             "opd eval: expected an expression but found ',' at column 7\n  add(x,, y)\n        ^");
@@ -233,7 +304,7 @@ std::string nested(int n, std::string_view open, std::string_view close) {
 }
 
 const std::string kTooDeep =
-    "opd eval: too deeply nested (more than 200 levels of lists and calls) at column ";
+    "opd eval: too deeply nested (more than 200 levels of lists, calls and operators) at column ";
 
 // Defect 11 of issue 13: ~20,000 nested '[' or ~15,000 nested calls overflowed the stack.
 TEST(EvalParser, NestingUpToTheLimitParses) {

@@ -46,6 +46,27 @@ stderr_has() {
   fi
 }
 
+# Python's operators and methods, as torch.Tensor's dunders: the same operators, bound the same way.
+same_output "infix operators" $'tensor([[2., 3.],\n        [4., 5.]])' -- \
+  "x = tensor([[1., 2.], [3., 4.]]); y = ones([2, 2]); x + y"
+same_output "precedence: unary minus, power, product" "tensor([-4., -8.])" -- \
+  "x = tensor([1., 2.]); -x * 2 ** 2"
+same_output "reflected subtraction keeps int64 (wrapped number)" "tensor([1, 0])" -- \
+  "x = tensor([1, 2]); 2 - x"
+same_output "float times an int tensor promotes to float32" "tensor([2.5000, 5.0000])" -- \
+  "x = tensor([1, 2]); 2.5 * x"
+same_output "reflected comparison" "tensor([False,  True])" -- "x = tensor([1, 2]); 1 < x"
+same_output "comparison" "tensor([ True, False])" -- "x = tensor([1., 2.]); x <= 1.5"
+same_output "matmul of a parenthesised sum" "tensor(8.)" -- "x = tensor([1., 2.]); (x + 1) @ x"
+same_output "a method on a variable" "tensor([1., 0.])" -- "x = tensor([1., -2.]); x.relu()"
+same_output "methods chained on a call" "tensor(-8.)" -- "y = ones([2, 2]); mm(y, y).sum().neg()"
+same_output "a method with keywords" "tensor([0., 2.])" -- "x = tensor([-1., 2.]); x.clamp(min=0)"
+same_output "numbers compute as in Python" "3.5" -- "2 + 3; 7 / 2"
+stderr_has "operands without a tensor" 1 "unsupported operand type(s) for +: 'int' and 'str'" -- \
+  "1 + 'a'"
+stderr_has "a method of a number" 1 "opd eval: 'int' has no method 'relu'" -- "x = 1; x.relu()"
+stderr_has "int64 overflow" 1 "opd eval: 2 ** 70 is out of the int64 range" -- "2 ** 70"
+
 # Text, as PyTorch prints it.
 same_output "broadcast add of two factories" $'tensor([[2., 2., 2.],\n        [2., 2., 2.]])' -- \
   "add(ones([2, 3]), ones([3]))"

@@ -30,9 +30,9 @@ class Lexer {
         out.push_back(number());
       } else if (c == '\'' || c == '"') {
         out.push_back(string());
-      } else if (std::string_view("()[],=;-").find(c) != std::string_view::npos) {
-        out.push_back({TokenKind::Punct, std::string(1, c), pos_ + 1});
-        ++pos_;
+      } else if (size_t n = operator_length(); n > 0) {
+        out.push_back({TokenKind::Punct, std::string(text_.substr(pos_, n)), pos_ + 1});
+        pos_ += n;
       } else {
         throw_syntax_error(text_, pos_ + 1,
                            "opd eval: unexpected character " + quoted_for_message({&c, 1}));
@@ -43,6 +43,16 @@ class Lexer {
   }
 
  private:
+  // The length of the punctuation or operator at pos_, 0 if none: ** == != <= >= before the
+  // one-character ones.
+  size_t operator_length() const {
+    std::string_view rest = text_.substr(pos_);
+    for (std::string_view two : {"**", "==", "!=", "<=", ">="}) {
+      if (rest.starts_with(two)) return 2;
+    }
+    return std::string_view("()[],=;-+*/@<>.").find(rest[0]) != std::string_view::npos ? 1 : 0;
+  }
+
   // Segments joined by "::" or "." form one name: aten::add.Tensor, torch.float64.
   Token name() {
     size_t start = pos_;

@@ -16,7 +16,7 @@ enum class TokenKind {
   Float,   // 1.5, 1., .5, 1e-3
   Imag,    // 2j, 1.5j (Python's imaginary literals)
   String,  // 'cpu', "meta" (text holds the value, escapes resolved)
-  Punct,   // one of ( ) [ ] , = ; -
+  Punct,   // one of ( ) [ ] , = ; . and the operators + - * / @ ** == != < <= > >=
   End,
 };
 
@@ -26,6 +26,7 @@ struct Token {
   size_t column;  // 1-based, in the program text
 
   bool is(char c) const { return kind == TokenKind::Punct && text.size() == 1 && text[0] == c; }
+  bool is(std::string_view op) const { return kind == TokenKind::Punct && text == op; }
 };
 
 // The tokens of `program`, ending with an End token. Throws opd::ValueError "opd eval: ... at

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <complex>
 #include <cstdlib>
 
@@ -50,7 +52,8 @@ class Parser {
   // Entering a list or a call's arguments at the bracket `at`. See kMaxNesting.
   void enter(const Token& at) {
     if (++depth_ > kMaxNesting) {
-      fail(at, fmt::format("opd eval: too deeply nested (more than {} levels of lists and calls)",
+      fail(at, fmt::format("opd eval: too deeply nested (more than {} levels of lists, calls "
+                           "and operators)",
                            kMaxNesting));
     }
   }
@@ -70,7 +73,113 @@ class Parser {
     return {"", expr()};
   }
 
+  // Operators nest as lists and calls do (kMaxNesting): `1 + 1 + ... + 1` is a tree as deep
+  // as it is long, and everything that walks a tree recurses over it.
+  static Expr binary(std::string op, Expr lhs, Expr rhs) {
+    Expr e{Expr::Kind::Binary, lhs.column, {}, std::move(op), {}, {}, {}};
+    e.items.push_back(std::move(lhs));
+    e.items.push_back(std::move(rhs));
+    return e;
+  }
+
   Expr expr() {
+    Expr lhs = additive();
+    for (std::string_view op : {"==", "!=", "<=", ">=", "<", ">"}) {
+      if (!peek().is(op)) continue;
+      const Token& at = next();
+      enter(at);
+      Expr rhs = additive();
+      leave();
+      for (std::string_view again : {"==", "!=", "<=", ">=", "<", ">"}) {
+        if (peek().is(again)) fail(peek(), "opd eval: chained comparisons are not supported");
+      }
+      return binary(std::string(op), std::move(lhs), std::move(rhs));
+    }
+    return lhs;
+  }
+
+  // A left-associative chain: each operator adds one level over its left operand.
+  template <class Operand>
+  Expr chain(std::initializer_list<std::string_view> ops, Operand operand) {
+    Expr lhs = operand();
+    int levels = 0;
+    while (true) {
+      auto op = std::find_if(ops.begin(), ops.end(), [&](std::string_view o) {
+        return peek().is(o);
+      });
+      if (op == ops.end()) break;
+      const Token& at = next();
+      enter(at);
+      ++levels;
+      lhs = binary(std::string(*op), std::move(lhs), operand());
+    }
+    depth_ -= levels;
+    return lhs;
+  }
+
+  Expr additive() {
+    return chain({"+", "-"}, [this] { return term(); });
+  }
+  Expr term() {
+    return chain({"*", "/", "@"}, [this] { return unary(); });
+  }
+
+  Expr unary() {
+    const Token& t = peek();
+    if (t.is('-')) {
+      const Token& n = peek(1);
+      bool number = n.kind == TokenKind::Int || n.kind == TokenKind::Float ||
+                    n.kind == TokenKind::Imag ||
+                    (n.kind == TokenKind::Name && (n.text == "inf" || n.text == "nan"));
+      // A negative literal (-1, -9223372036854775808, -inf) unless a power follows (-2 ** 2 is
+      // -(2 ** 2) in Python).
+      if (number && !peek(2).is("**")) return power();
+      next();
+      enter(t);
+      Expr operand = unary();
+      leave();
+      Expr e{Expr::Kind::Negate, t.column, {}, "-", {}, {}, {}};
+      e.items.push_back(std::move(operand));
+      return e;
+    }
+    return power();
+  }
+
+  Expr power() {
+    Expr base = postfix();
+    if (!peek().is("**")) return base;
+    const Token& at = next();
+    enter(at);
+    Expr exponent = unary();
+    leave();
+    return binary("**", std::move(base), std::move(exponent));
+  }
+
+  Expr postfix() {
+    Expr e = primary();
+    int levels = 0;
+    while (peek().is('.')) {
+      const Token& dot = next();
+      const Token& name = peek();
+      if (name.kind != TokenKind::Name) {
+        fail(name, fmt::format("opd eval: expected a method name after '.' but found {}",
+                               describe(name)));
+      }
+      next();
+      if (!peek().is('(')) {
+        fail(peek(), fmt::format("opd eval: expected '(' after the method name '{}'", name.text));
+      }
+      enter(dot);
+      ++levels;
+      Expr call = arguments(name, Expr::Kind::Method);
+      call.items.insert(call.items.begin(), std::move(e));
+      e = std::move(call);
+    }
+    depth_ -= levels;
+    return e;
+  }
+
+  Expr primary() {
     const Token& t = peek();
     if (t.is('-')) {
       next();
@@ -78,9 +187,6 @@ class Parser {
       if (n.kind == TokenKind::Name && (n.text == "inf" || n.text == "nan")) {
         next();
         return literal(IValue(-std::strtod(n.text.c_str(), nullptr)), t.column);
-      }
-      if (n.kind != TokenKind::Int && n.kind != TokenKind::Float && n.kind != TokenKind::Imag) {
-        fail(n, "opd eval: expected a number after '-'");
       }
       return number(next(), /*negative=*/true, t.column);
     }
@@ -97,6 +203,14 @@ class Parser {
         break;
     }
     if (t.is('[')) return list();
+    if (t.is('(')) {
+      enter(t);
+      next();
+      Expr inner = expr();
+      expect(')', "')'");
+      leave();
+      return inner;
+    }
     fail(t, fmt::format("opd eval: expected an expression but found {}", describe(t)));
   }
 
@@ -146,8 +260,15 @@ class Parser {
       return Expr{Expr::Kind::Name, t.column, {}, t.text, {}, {}, {}};
     }
     enter(peek());
+    Expr call = arguments(t, Expr::Kind::Call);
+    leave();
+    return call;
+  }
+
+  // '(' args ')' of a call or method call named by `name`. REQUIRES: peek() is '('.
+  Expr arguments(const Token& name, Expr::Kind kind) {
     next();  // '('
-    Expr call{Expr::Kind::Call, t.column, {}, t.text, {}, {}, {}};
+    Expr call{kind, name.column, {}, name.text, {}, {}, {}};
     while (!peek().is(')')) {
       if (peek().kind == TokenKind::Name && peek(1).is('=')) {
         const Token& key = next();
@@ -167,7 +288,6 @@ class Parser {
       expect(',', "',' or ')'");
     }
     next();
-    leave();
     return call;
   }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "eval_operators.h"
 #include "eval_tensor.h"
 #include "opd/error.h"
 #include "opd/layout.h"
@@ -84,7 +85,15 @@ Value Evaluator::evaluate(const Expr& e) {
       return out;
     }
     case Expr::Kind::Call:
+    case Expr::Kind::Method:
       return call(e);
+    case Expr::Kind::Binary: {
+      Value lhs = evaluate(e.items[0]);
+      Value rhs = evaluate(e.items[1]);
+      return {apply_binary(e.name, lhs.value, rhs.value), {}, {}};
+    }
+    case Expr::Kind::Negate:
+      return {apply_negation(evaluate(e.items[0]).value), {}, {}};
   }
   return {};
 }
@@ -92,14 +101,35 @@ Value Evaluator::evaluate(const Expr& e) {
 Value Evaluator::call(const Expr& e) {
   std::vector<IValue> positional;
   for (const Expr& x : e.items) positional.push_back(evaluate(x).value);
+  // A method call: `mm(y, y).sum()`, or `x.relu()` (one name token) where x is a variable. The
+  // receiver binds as the operator's first argument, as torch's Tensor methods do.
+  std::string name = e.name;
+  if (e.kind == Expr::Kind::Call) {
+    if (size_t dot = name.find('.'); dot != std::string::npos && name.find("::") == std::string::npos) {
+      if (auto it = variables_.find(std::string_view(name).substr(0, dot));
+          it != variables_.end()) {
+        positional.insert(positional.begin(), it->second.value);
+        name = name.substr(dot + 1);
+        OPD_CHECK_T(ValueError, name.find('.') == std::string::npos,
+                    "opd eval: '{}' is not a method call (write {}.{}() with one name after the "
+                    "variable)",
+                    e.name, it->first, name.substr(0, name.find('.')));
+        OPD_CHECK_T(TypeError, positional[0].is_tensor(), "opd eval: '{}' has no method '{}'",
+                    python_type_name(positional[0]), name);
+      }
+    }
+  } else {
+    OPD_CHECK_T(TypeError, positional[0].is_tensor(), "opd eval: '{}' has no method '{}'",
+                python_type_name(positional[0]), name);
+  }
   std::vector<std::pair<std::string, IValue>> keywords;
   for (size_t i = 0; i < e.kwarg_names.size(); ++i) {
     keywords.emplace_back(e.kwarg_names[i], evaluate(e.kwarg_values[i]).value);
   }
-  if (e.name == "tensor" || e.name == "torch.tensor") {
+  if (e.kind == Expr::Kind::Call && (name == "tensor" || name == "torch.tensor")) {
     return tensor_literal(e, std::move(positional), std::move(keywords));
   }
-  BoundCall bound = bind_call(e.name, {std::move(positional), std::move(keywords)}, defaults_);
+  BoundCall bound = bind_call(name, {std::move(positional), std::move(keywords)}, defaults_);
   try {
     bound.op.call_boxed(&bound.stack);
   } catch (const std::exception&) {

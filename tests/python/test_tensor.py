@@ -1,0 +1,481 @@
+"""opdispatch.Tensor and the tensor API (issue 14, section 2): construction, factories, dtypes
+and devices, repr, operators with torch's promotion, indexing as views, properties, methods
+found from schemas and gradient mode, each compared with torch 1.13 where torch has it."""
+
+import threading
+
+import pytest
+import torch
+
+import opdispatch as opd
+
+
+def in_both(expr, **names):
+    """``expr`` evaluated with ``lib`` bound to opdispatch, then to torch."""
+    return eval(expr, {"lib": opd, **names}), eval(expr, {"lib": torch, **names})
+
+
+def torch_text(s):
+    return s.replace("torch.", "opdispatch.")
+
+
+# --- construction ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("data, dtype", [
+    ([True, False], opd.bool), ([1, 2], opd.int64), ([1, 2.5], opd.float32),
+    ([True, 2.5], opd.float32), ([1 + 2j, 3], opd.complex64), (3, opd.int64), (3.5, opd.float32),
+])
+def test_tensor_infers_the_dtype_as_torch(data, dtype):
+    t = opd.tensor(data)
+    assert t.dtype is dtype
+    assert repr(t.dtype) == torch_text(repr(torch.tensor(data).dtype))
+    assert t.tolist() == torch.tensor(data).tolist()
+
+
+def test_tensor_of_a_ragged_list_is_torchs_value_error():
+    with pytest.raises(ValueError, match=r"expected sequence of length 2 at dim 1 \(got 1\)$"):
+        opd.tensor([[1, 2], [3]])
+
+
+def test_tensor_with_dtype_and_requires_grad():
+    t = opd.tensor([1, 2], dtype=opd.float64, requires_grad=True)
+    assert t.dtype is opd.float64 and t.requires_grad and t.is_leaf and t.grad_fn is None
+    assert t.tolist() == [1.0, 2.0]
+
+
+def test_an_integer_tensor_cannot_require_grad_in_torchs_words():
+    with pytest.raises(RuntimeError,
+                       match="^Only Tensors of floating point and complex dtype can require "
+                             "gradients$"):
+        opd.tensor([1, 2], requires_grad=True)
+
+
+def test_as_tensor_returns_the_same_tensor_and_converts_only_when_asked():
+    x = opd.tensor([1.0, 2.0])
+    assert opd.as_tensor(x) is x
+    y = opd.as_tensor(x, dtype=opd.float64)
+    assert y.dtype is opd.float64 and y is not x
+    z = opd.as_tensor([1, 2])
+    assert z.dtype is opd.int64 and z.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("name", ["empty", "zeros", "ones", "rand", "randn"])
+def test_size_factories_take_varargs_or_a_sequence_dtype_device_requires_grad(name):
+    f = getattr(opd, name)
+    assert f(2, 3).shape == (2, 3) and f((2, 3)).shape == (2, 3) and f([4]).shape == (4,)
+    assert f(2, 3).dtype is opd.float32 and f(2).device == opd.device("cpu")
+    assert f(2, dtype=opd.float64).dtype is opd.float64
+    m = f(2, 3, device="meta")
+    assert m.device == opd.device("meta") and m.is_meta and m.shape == (2, 3)
+    g = f(2, requires_grad=True)
+    assert g.requires_grad and g.is_leaf
+
+
+def test_zeros_ones_full_and_arange_values_and_dtypes_match_torch():
+    for expr in ["lib.zeros(2, 3)", "lib.ones((2, 3), dtype=lib.int32)", "lib.full((2, 3), 7)",
+                 "lib.full((2, 3), 7.)", "lib.full((2,), True)",
+                 "lib.full((2,), 7, dtype=lib.float64)", "lib.arange(5)", "lib.arange(1, 4)",
+                 "lib.arange(0, 1, 0.25)", "lib.arange(5.)", "lib.arange(5, dtype=lib.float32)"]:
+        ours, theirs = in_both(expr)
+        assert ours.tolist() == theirs.tolist(), expr
+        assert repr(ours) == torch_text(repr(theirs)), expr
+
+
+@pytest.mark.parametrize("name", ["empty_like", "zeros_like", "ones_like", "rand_like",
+                                  "randn_like"])
+def test_like_factories_follow_the_input_unless_told(name):
+    f = getattr(opd, name)
+    x = opd.tensor([[1.0, 2.0, 3.0]], dtype=opd.float64)
+    assert f(x).shape == (1, 3) and f(x).dtype is opd.float64
+    assert f(x, dtype=opd.float32).dtype is opd.float32
+    assert f(x, device="meta").device == opd.device("meta")
+    assert f(x, requires_grad=True).requires_grad
+    assert not f(x).requires_grad
+
+
+def test_full_like_and_the_like_values():
+    x = opd.tensor([[1.0, 2.0, 3.0]])
+    assert opd.full_like(x, 3).tolist() == [[3.0, 3.0, 3.0]]
+    assert opd.zeros_like(x).tolist() == [[0.0, 0.0, 0.0]]
+    assert opd.ones_like(x, dtype=opd.int64).tolist() == [[1, 1, 1]]
+
+
+def test_factories_inside_a_meta_device_block_make_meta_tensors():
+    with opd.device("meta"):
+        made = {"tensor": opd.tensor([1.0]), "zeros": opd.zeros(2, 3), "ones": opd.ones(2),
+                "empty": opd.empty(2), "full": opd.full((2,), 1.0), "arange": opd.arange(3),
+                "rand": opd.rand(2)}
+    assert {k: str(v.device) for k, v in made.items()} == {k: "meta" for k in made}
+    assert opd.zeros(2).device == opd.device("cpu")
+
+
+def test_manual_seed_makes_rand_and_randn_reproducible():
+    opd.manual_seed(3)
+    a, b = opd.rand(5).tolist(), opd.randn(2, 2).tolist()
+    opd.manual_seed(3)
+    assert opd.rand(5).tolist() == a and opd.randn(2, 2).tolist() == b
+    opd.manual_seed(4)
+    assert opd.rand(5).tolist() != a
+    assert all(0 <= v < 1 for v in opd.rand(1000).tolist())
+
+
+# --- dtypes, devices, Size ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+                                  "bfloat16", "float32", "float64", "complex64", "complex128",
+                                  "float", "double", "half", "short", "int", "long", "cfloat",
+                                  "cdouble"])
+def test_dtypes_and_torchs_aliases(name):
+    assert repr(getattr(opd, name)) == torch_text(repr(getattr(torch, name)))
+
+
+def test_aliases_are_the_same_objects():
+    assert opd.float is opd.float32 and opd.double is opd.float64 and opd.long is opd.int64
+    assert opd.int is opd.int32 and opd.half is opd.float16 and opd.cfloat is opd.complex64
+
+
+def test_device_repr_str_eq_and_fields():
+    assert repr(opd.device("cpu")) == "device(type='cpu')"
+    assert repr(opd.device("cuda", 0)) == "device(type='cuda', index=0)"
+    assert repr(opd.device("meta")) == "device(type='meta')"
+    assert str(opd.device("cuda", 1)) == "cuda:1" and str(opd.device("cpu")) == "cpu"
+    assert opd.device("cuda:0") == opd.device("cuda", 0)
+    assert opd.device("cuda:0") != opd.device("cuda:1")
+    assert opd.device("cpu") != "cpu"
+    assert opd.device("cuda:0").index == 0 and opd.device("cpu").index is None
+    assert opd.device("meta").type == "meta"
+    with pytest.raises((RuntimeError, ValueError),
+                       match="^type \\(string\\) must not include an index because index was "
+                             "passed explicitly: cuda:0$"):
+        opd.device("cuda:0", 1)
+
+
+def test_size_is_a_tuple_printed_as_torch():
+    s = opd.zeros(2, 3).shape
+    assert isinstance(s, tuple) and isinstance(s, opd.Size) and s == (2, 3)
+    assert repr(s) == "opdispatch.Size([2, 3])" and repr(opd.Size([])) == "opdispatch.Size([])"
+    assert repr(s[1:]) == "opdispatch.Size([3])" and s.numel() == 6
+
+
+# --- repr -----------------------------------------------------------------------------------
+
+REPRS = [
+    "lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "lib.tensor([1, 2])", "lib.tensor(3.5)",
+    "lib.tensor([True, False])", "lib.tensor([1, 2], dtype=lib.int32)",
+    "lib.tensor([1, 2], dtype=lib.float64)", "lib.tensor([1.5, 2], dtype=lib.complex64)",
+    "lib.tensor([1, 2], dtype=lib.complex128)", "lib.tensor([[1e10, 1.]])",
+    "lib.tensor([1.123456, 2.])", "lib.tensor([float('nan'), float('inf'), -1.])",
+    "lib.empty(0)", "lib.empty(0, 3)", "lib.ones(1000)", "lib.zeros(2, dtype=lib.bfloat16)",
+    "lib.tensor([1., 2.], requires_grad=True)",
+    "lib.tensor([1., 2.], dtype=lib.float64, requires_grad=True)",
+    "lib.tensor([[1., 2.]], requires_grad=True) + lib.tensor([[1., 1.]])",
+    "lib.tensor([[1., 2.]], requires_grad=True) + 1",
+    "lib.tensor([[1., 2.]], requires_grad=True) * 2",
+    "(lib.tensor([1.], requires_grad=True) * lib.tensor([2.])).sum()",
+    "lib.tensor([[1., 2.]], requires_grad=True).relu()",
+    "lib.tensor([[1., 2.]]).max(1)",
+    "lib.zeros(2, 3, device='meta')", "lib.tensor([[1, 2], [3, 4]], device='meta')",
+    "lib.tensor(2., device='meta')", "lib.empty(2, 0, device='meta')",
+    "lib.tensor([1., 2.], device='meta', requires_grad=True)",
+]
+
+
+@pytest.mark.parametrize("expr", REPRS)
+def test_repr_is_torchs(expr):
+    ours, theirs = in_both(expr)
+    assert repr(ours) == torch_text(repr(theirs))
+
+
+def test_grad_fn_of_an_addition():
+    y = opd.tensor([[1.0, 2.0]], requires_grad=True) + opd.tensor([[1.0, 1.0]])
+    assert repr(y) == "tensor([[2., 3.]], grad_fn=<AddBackward0>)"
+    assert y.grad_fn.name() == "AddBackward0" and not y.is_leaf and y.requires_grad
+
+
+# --- operators ------------------------------------------------------------------------------
+
+NAMES = dict(i=[1, 2, 3], i32=([1, 2, 3], "int32"), f=[1.0, 2.0, 4.0], d=([1.0, 2.0], "float64"),
+             u=([1, 2], "uint8"), b=[True, False], m=[[1.0, 2.0], [3.0, 4.0]])
+
+
+def operands(lib):
+    out = {}
+    for k, v in NAMES.items():
+        data, dtype = v if isinstance(v, tuple) else (v, None)
+        out[k] = lib.tensor(data, dtype=getattr(lib, dtype) if dtype else None)
+    return out
+
+
+@pytest.mark.parametrize("expr", [
+    "i + f", "i - f", "f * i", "f / i", "i / i", "f ** 2", "i ** 2", "2 ** i", "2.0 ** i",
+    "2 - i", "2.5 * i", "i * 2.5", "i + 2.5", "2 / i", "i32 + 2", "2 * i32", "i32 * 2.5",
+    "i32 + i", "d + 1", "u - 1", "1 - u", "b + 1", "b * 2.5", "True + i", "b + True",
+    "i ** 0.5", "m @ m", "i @ i", "-i", "-u", "f == 2", "i >= 2", "1 < i", "f != f", "i < 2.5",
+    "i <= i", "f > 1",
+])
+def test_operator_dtypes_and_values_match_torch(expr):
+    ours = eval(expr, operands(opd))
+    theirs = eval(expr, operands(torch))
+    assert repr(ours.dtype) == torch_text(repr(theirs.dtype))
+    assert ours.tolist() == pytest.approx(theirs.tolist()) if ours.dim() else \
+        ours.item() == theirs.item()
+
+
+@pytest.mark.parametrize("op, delta", [("+=", 1), ("-=", 2), ("*=", 3), ("/=", 2)])
+def test_inplace_operators_keep_the_object_and_bump_the_version(op, delta):
+    x = opd.ones(2, 3)
+    before_id, before_version = id(x), x._version
+    exec(f"x {op} {delta}", {}, ns := {"x": x})
+    assert id(ns["x"]) == before_id
+    assert ns["x"]._version > before_version
+    expected = eval(f"1.0 {op[0]} {delta}")
+    assert x.tolist() == [[expected] * 3] * 2
+    y = opd.ones(3)
+    exec(f"y {op} opd.full((3,), 2.)", {"opd": opd}, ns := {"y": y})
+    assert ns["y"] is y
+
+
+def test_inplace_into_an_integer_tensor_refuses_a_float_result():
+    i = opd.tensor([1, 2])
+    with pytest.raises(RuntimeError,
+                       match="^result type Float can't be cast to the desired output type Long$"):
+        i /= 2
+
+
+@pytest.mark.parametrize("expr, symbol, other", [
+    ("x + 'a'", "+", "str"), ("x - None", "-", "NoneType"), ("x * [1]", r"\*", "list"),
+    ("x / object()", "/", "object"), ("x @ 2", "@", "int"), ("x ** 'a'", r"\*\* or pow\(\)",
+                                                              "str"),
+])
+def test_unsupported_operands_return_not_implemented(expr, symbol, other):
+    x = opd.ones(2)
+    with pytest.raises(TypeError, match=rf"unsupported operand type\(s\) for {symbol}: "
+                                        rf"'(opdispatch\._C\.)?Tensor' and '{other}'"):
+        eval(expr, {"x": x})
+    assert x.__add__("a") is NotImplemented and x.__lt__(None) is NotImplemented
+    assert (x == "a") is False and (x != None) is True  # noqa: E711
+
+
+# --- Python numbers, len, iteration ---------------------------------------------------------
+
+def test_one_element_conversions():
+    assert bool(opd.tensor([1])) is True and bool(opd.tensor(0.0)) is False
+    assert int(opd.tensor([3.7])) == 3 and float(opd.tensor(2)) == 2.0
+    assert opd.tensor(3.0).item() == 3.0 and isinstance(opd.tensor(3).item(), int)
+
+
+def test_bool_of_many_elements_is_ambiguous_in_torchs_words():
+    with pytest.raises(RuntimeError,
+                       match="^Boolean value of Tensor with more than one value is ambiguous$"):
+        bool(opd.ones(2))
+    with pytest.raises(RuntimeError, match="^Boolean value of Tensor with no values is ambiguous$"):
+        bool(opd.ones(0))
+
+
+@pytest.mark.parametrize("convert", [float, int, lambda t: t.item()])
+def test_number_of_many_elements_is_torchs_value_error(convert):
+    with pytest.raises(ValueError,
+                       match="^only one element tensors can be converted to Python scalars$"):
+        convert(opd.ones(2))
+
+
+def test_len_and_iteration():
+    x = opd.tensor([[1, 2], [3, 4], [5, 6]])
+    assert len(x) == 3
+    assert [r.tolist() for r in x] == [[1, 2], [3, 4], [5, 6]]
+    with pytest.raises(TypeError, match="^len\\(\\) of a 0-d tensor$"):
+        len(opd.tensor(1.0))
+    with pytest.raises(TypeError, match="^iteration over a 0-d tensor$"):
+        iter(opd.tensor(1.0))
+
+
+# --- indexing -------------------------------------------------------------------------------
+
+def test_basic_indexing_matches_torch():
+    for expr in ["x[0]", "x[:, 1:3]", "x[..., None]", "x[-1]", "x[:, -1]", "x[1, 2]",
+                 "x[None, :, 0]", "x[::2]", "x[0, ...]"]:
+        ours = eval(expr, {"x": opd.arange(6.0).reshape([2, 3])})
+        theirs = eval(expr, {"x": torch.arange(6.0).reshape([2, 3])})
+        assert ours.shape == tuple(theirs.shape), expr
+        assert ours.stride() == theirs.stride(), expr
+        assert ours.tolist() == theirs.tolist(), expr
+
+
+@pytest.mark.parametrize("expr, text", [
+    ("x[2]", "index 2 is out of bounds for dimension 0 with size 2"),
+    ("x[-3]", "index -3 is out of bounds for dimension 0 with size 2"),
+    ("x[:, -4]", "index -4 is out of bounds for dimension 1 with size 3"),
+    ("x[0, 5]", "index 5 is out of bounds for dimension 1 with size 3"),
+    ("x[0, 0, 0]", "too many indices for tensor of dimension 2"),
+])
+def test_out_of_range_indices_are_torchs_index_errors(expr, text):
+    with pytest.raises(IndexError, match=f"^{text}$".replace("[", r"\[")):
+        eval(expr, {"x": opd.zeros(2, 3)})
+    with pytest.raises(IndexError, match=f"^{text}$".replace("[", r"\[")):
+        eval(expr, {"x": torch.zeros(2, 3)})
+
+
+def test_views_share_storage_and_assignment_is_seen_in_the_base():
+    x = opd.zeros(2, 3)
+    row = x[0]
+    assert row.data_ptr() == x.data_ptr()
+    assert x[:, 1].data_ptr() == x.data_ptr() + x.element_size()
+    v0 = x._version
+    x[0] = 1
+    assert x.tolist() == [[1, 1, 1], [0, 0, 0]] and row.tolist() == [1, 1, 1]
+    assert x._version > v0 and row._version == x._version
+    x[:, 1:3] = opd.tensor([7.0, 8.0])
+    x[1, 2] = 9
+    col = x[:, 1]
+    col[0] = 100
+    assert x.tolist() == [[1, 100, 8], [0, 7, 9]]
+    with pytest.raises(TypeError, match="^can't assign a str to a"):
+        x[0] = "a"
+
+
+def test_inplace_on_a_leaf_that_requires_grad_is_torchs_error():
+    y = opd.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is "
+                                           "being used in an in-place operation.$"):
+        y[0] = 1
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used "
+                                           "in an in-place operation.$"):
+        y += 1
+
+
+# --- properties and methods -----------------------------------------------------------------
+
+def test_properties_and_metadata():
+    x = opd.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert x.shape == (2, 3) and x.size() == (2, 3) and x.size(1) == 3
+    assert repr(x.size()) == "opdispatch.Size([2, 3])"
+    assert x.dtype is opd.float32 and x.device == opd.device("cpu") and x.ndim == 2
+    assert x.stride() == (3, 1) and x.stride(0) == 3 and x.numel() == 6
+    assert x.requires_grad is False and x.grad is None and x.grad_fn is None and x.is_leaf
+    assert x.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    t = x.T
+    assert t.stride() == (1, 3) and not t.is_contiguous()
+    c = t.contiguous()
+    assert c.stride() == (2, 1) and c.is_contiguous() and c.tolist() == t.tolist()
+
+
+def test_detach_and_backward():
+    x = opd.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "SumBackward0"
+    y.backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+    d = x.detach()
+    assert not d.requires_grad and d.is_leaf and d.data_ptr() == x.data_ptr()
+    q = opd.tensor([1.0, 2.0], requires_grad=True)
+    (q * 3).backward(opd.tensor([1.0, 1.0]))
+    assert q.grad.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="^grad can be implicitly created only for scalar "
+                                           "outputs$"):
+        (q * 2).backward()
+    with pytest.raises(RuntimeError, match="^element 0 of tensors does not require grad and "
+                                           "does not have a grad_fn$"):
+        opd.tensor([1.0]).sum().backward()
+
+
+def test_methods_from_schemas():
+    x = opd.tensor([[-1.0, 2.0, 3.0], [4.0, -5.0, 6.0]])
+    tx = torch.tensor(x.tolist())
+    assert x.clamp(min=0).tolist() == tx.clamp(min=0).tolist()
+    assert x.softmax(1).tolist() == pytest.approx(tx.softmax(1).tolist())
+    assert x.relu().tolist() == tx.relu().tolist()
+    r = x.max(1)
+    assert type(r).__module__ == "opdispatch.return_types" and type(r).__name__ == "max"
+    assert type(r) is opd.return_types.max and isinstance(r, tuple)
+    assert r.values.tolist() == [3.0, 6.0] and r.indices.tolist() == [2, 2]
+    values, indices = r
+    assert values.tolist() == r[0].tolist() and indices.dtype is opd.int64
+
+
+def test_methods_take_sizes_as_varargs_as_torch():
+    x = opd.arange(6.0)
+    assert x.reshape(2, 3).shape == (2, 3)
+    assert x.view(3, 2).shape == (3, 2)
+
+
+def test_unknown_attribute_is_torchs_attribute_error():
+    x = opd.ones(2)
+    with pytest.raises(AttributeError, match="^'Tensor' object has no attribute 'nope'$"):
+        x.nope
+    with pytest.raises(AttributeError, match="^'Tensor' object has no attribute '_nope'$"):
+        x._nope
+
+
+# --- gradient mode --------------------------------------------------------------------------
+
+def test_no_grad_enable_grad_and_set_grad_enabled_blocks():
+    x = opd.tensor([1.0], requires_grad=True)
+    with opd.no_grad():
+        assert not opd.is_grad_enabled() and not (x * 2).requires_grad
+        with opd.enable_grad():
+            assert (x * 2).requires_grad
+        assert not (x * 2).requires_grad
+    assert opd.is_grad_enabled() and (x * 2).requires_grad
+    with opd.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert opd.is_grad_enabled()
+    opd.set_grad_enabled(False)
+    try:
+        assert not opd.is_grad_enabled()
+    finally:
+        opd.set_grad_enabled(True)
+    assert opd.is_grad_enabled()
+
+
+def test_grad_modes_as_decorators():
+    x = opd.tensor([1.0], requires_grad=True)
+
+    @opd.no_grad()
+    def off():
+        return (x * 2).requires_grad, opd.is_grad_enabled()
+
+    @opd.enable_grad()
+    def on():
+        return (x * 2).requires_grad
+
+    @opd.set_grad_enabled(False)
+    def set_off():
+        return opd.is_grad_enabled()
+
+    assert off() == (False, False) and opd.is_grad_enabled()
+    with opd.no_grad():
+        assert on() is True
+        assert not opd.is_grad_enabled()
+    assert opd.is_grad_enabled() and set_off() is False and opd.is_grad_enabled()
+    assert off.__name__ == "off"
+
+
+def test_autograd_grad_leaves_grad_untouched():
+    a = opd.tensor([2.0], requires_grad=True)
+    (g,) = opd.autograd.grad(a ** 3, a)
+    assert g.tolist() == [12.0] and a.grad is None
+    (g2,) = opd.autograd.grad([(a * a).sum()], [a], create_graph=True)
+    assert g2.tolist() == [4.0] and g2.requires_grad
+
+
+def test_no_grad_on_one_thread_leaves_another_recording():
+    x = opd.tensor([1.0], requires_grad=True)
+    entered, checked = threading.Event(), threading.Event()
+    seen = {}
+
+    def other():
+        entered.wait(10)
+        seen["other"] = (opd.is_grad_enabled(), (x * 2).requires_grad)
+        with opd.no_grad():
+            seen["other_inside"] = (x * 2).requires_grad
+        checked.set()
+
+    t = threading.Thread(target=other)
+    t.start()
+    with opd.no_grad():
+        entered.set()
+        assert checked.wait(10)
+        seen["main"] = (opd.is_grad_enabled(), (x * 2).requires_grad)
+    t.join(10)
+    assert seen == {"other": (True, True), "other_inside": False, "main": (False, False)}
+    assert opd.is_grad_enabled()
