@@ -2,12 +2,14 @@
 // operator boxed from `threads` new C++ threads at once (`calls` times each), as a host
 // program's threads or a plugin's workers would, and returns what each call raised (its
 // message) or returned (its repr). The GIL is released while they run: a Python kernel among
-// the callees takes it per call (Note [Python kernels]).
+// the callees takes it per call (Note [Python kernels]). _C._test_time_boxed_calls times boxed
+// calls from C++ for the Python benchmark.
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +54,23 @@ void bind_testing(py::module_& m) {
     }
     return outcomes;
   }, py::arg("name"), py::arg("args"), py::arg("threads"), py::arg("calls"));
+
+  // Seconds for `calls` boxed calls from this thread without the GIL (the benchmark of a C++
+  // caller reaching a Python kernel, which takes the GIL per call).
+  m.def("_test_time_boxed_calls", [](const std::string& name, py::list args, int calls) {
+    OperatorName op_name = parse_operator_name(name);
+    std::vector<IValue> inputs;
+    for (py::handle a : args) inputs.push_back(to_ivalue(a));
+    py::gil_scoped_release r;
+    OperatorHandle op =
+        Dispatcher::singleton().find_schema_or_throw(op_name.name, op_name.overload_name);
+    auto start = std::chrono::steady_clock::now();
+    for (int c = 0; c < calls; ++c) {
+      Stack stack(inputs.begin(), inputs.end());
+      op.call_boxed(&stack);
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
 }
 
 }  // namespace opd::python

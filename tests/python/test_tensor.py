@@ -2,6 +2,7 @@
 and devices, repr, operators with torch's promotion, indexing as views, properties, methods
 found from schemas and gradient mode, each compared with torch 1.13 where torch has it."""
 
+import re
 import threading
 
 import pytest
@@ -19,6 +20,13 @@ def torch_text(s):
     return s.replace("torch.", "opdispatch.")
 
 
+def flat(values):
+    """A nested list of numbers (tolist()) as one flat list, for pytest.approx."""
+    if not isinstance(values, list):
+        return [values]
+    return [v for item in values for v in flat(item)]
+
+
 # --- construction ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("data, dtype", [
@@ -29,7 +37,7 @@ def test_tensor_infers_the_dtype_as_torch(data, dtype):
     t = opd.tensor(data)
     assert t.dtype is dtype
     assert repr(t.dtype) == torch_text(repr(torch.tensor(data).dtype))
-    assert t.tolist() == torch.tensor(data).tolist()
+    assert repr(t) == torch_text(repr(torch.tensor(data)))
 
 
 def test_tensor_of_a_ragged_list_is_torchs_value_error():
@@ -217,8 +225,8 @@ def test_operator_dtypes_and_values_match_torch(expr):
     ours = eval(expr, operands(opd))
     theirs = eval(expr, operands(torch))
     assert repr(ours.dtype) == torch_text(repr(theirs.dtype))
-    assert ours.tolist() == pytest.approx(theirs.tolist()) if ours.dim() else \
-        ours.item() == theirs.item()
+    assert ours.shape == tuple(theirs.shape)
+    assert flat(ours.tolist()) == pytest.approx(flat(theirs.tolist()))
 
 
 @pytest.mark.parametrize("op, delta", [("+=", 1), ("-=", 2), ("*=", 3), ("/=", 2)])
@@ -243,14 +251,13 @@ def test_inplace_into_an_integer_tensor_refuses_a_float_result():
 
 
 @pytest.mark.parametrize("expr, symbol, other", [
-    ("x + 'a'", "+", "str"), ("x - None", "-", "NoneType"), ("x * [1]", r"\*", "list"),
-    ("x / object()", "/", "object"), ("x @ 2", "@", "int"), ("x ** 'a'", r"\*\* or pow\(\)",
-                                                              "str"),
+    ("x + 'a'", "+", "str"), ("x - None", "-", "NoneType"), ("x * None", "*", "NoneType"),
+    ("x / object()", "/", "object"), ("x @ 2", "@", "int"), ("x ** 'a'", "** or pow()", "str"),
 ])
 def test_unsupported_operands_return_not_implemented(expr, symbol, other):
     x = opd.ones(2)
-    with pytest.raises(TypeError, match=rf"unsupported operand type\(s\) for {symbol}: "
-                                        rf"'(opdispatch\._C\.)?Tensor' and '{other}'"):
+    with pytest.raises(TypeError, match=rf"^unsupported operand type\(s\) for {re.escape(symbol)}"
+                                        rf": '(opdispatch\._C\.)?Tensor' and '{other}'$"):
         eval(expr, {"x": x})
     assert x.__add__("a") is NotImplemented and x.__lt__(None) is NotImplemented
     assert (x == "a") is False and (x != None) is True  # noqa: E711
@@ -262,6 +269,13 @@ def test_one_element_conversions():
     assert bool(opd.tensor([1])) is True and bool(opd.tensor(0.0)) is False
     assert int(opd.tensor([3.7])) == 3 and float(opd.tensor(2)) == 2.0
     assert opd.tensor(3.0).item() == 3.0 and isinstance(opd.tensor(3).item(), int)
+
+
+def test_complex_elements_convert_to_python_complex():
+    t = opd.tensor([1 + 2j, 3])
+    assert t.tolist() == [1 + 2j, 3 + 0j]
+    assert t[0].item() == 1 + 2j and complex(t[1]) == 3 + 0j
+    assert opd.tensor(1 + 2j).tolist() == 1 + 2j
 
 
 def test_bool_of_many_elements_is_ambiguous_in_torchs_words():
@@ -382,7 +396,7 @@ def test_methods_from_schemas():
     x = opd.tensor([[-1.0, 2.0, 3.0], [4.0, -5.0, 6.0]])
     tx = torch.tensor(x.tolist())
     assert x.clamp(min=0).tolist() == tx.clamp(min=0).tolist()
-    assert x.softmax(1).tolist() == pytest.approx(tx.softmax(1).tolist())
+    assert flat(x.softmax(1).tolist()) == pytest.approx(flat(tx.softmax(1).tolist()))
     assert x.relu().tolist() == tx.relu().tolist()
     r = x.max(1)
     assert type(r).__module__ == "opdispatch.return_types" and type(r).__name__ == "max"

@@ -1,6 +1,7 @@
 // opd bench: runs the Google Benchmark suites built next to opd: opd_bench, then the GPU cases
 // (opd_bench_cuda) where the CUDA plugin was built, then, where libtorch was found at build time,
-// the same cases through PyTorch's dispatcher, side by side.
+// the same cases through PyTorch's dispatcher, side by side, then the Python package's
+// benchmarks (tests/bench/python_bench.py) where it was built.
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -75,6 +76,12 @@ void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
     if (exit_code == 0 && std::filesystem::exists(torch)) {
       std::cout << "\nThe same cases through PyTorch's dispatcher (libtorch):\n" << std::flush;
       exit_code = run(torch, args);
+    }
+    std::filesystem::path python = dir / "opd_bench_python";
+    if (exit_code == 0 && std::filesystem::exists(python)) {
+      std::cout << "\nThe Python package (against torch's Python API where installed):\n"
+                << std::flush;
+      exit_code = run(python, args);
     }
   });
 }

@@ -1,0 +1,151 @@
+"""The Python package's benchmarks (issue 14 §8), run by `opd bench` when the package is built:
+each case times opdispatch and, where Debian's python3-torch is installed, the same thing in
+torch in the same process, interleaved round by round; the ratio is of the medians.
+
+  x + y                      2x3 and 3-element float tensors        goal <= 0.5 of torch
+  ops.aten.add.Tensor(x, y)  against torch.ops.aten.add.Tensor      goal <= 0.5 of torch
+  a Python-kernel custom op  called from Python, against torch.library's (reported)
+  C++ -> Python kernel       a boxed call from C++ reaching a Python kernel (reported)
+  from_dlpack round trip     torch -> opdispatch -> torch, 16 and 4M elements (reported; the
+                             time must not grow with the size: no copy)
+"""
+
+import statistics
+import sys
+import time
+
+import opdispatch as opd
+
+try:
+    import torch
+except ImportError:  # the comparison is never required
+    torch = None
+
+ROUNDS = 15
+
+
+def per_call(fn, n):
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n
+
+
+def calibrate(fn, target=0.02):
+    n = 1
+    while per_call(fn, n) * n < target:
+        n *= 4
+    return n
+
+
+def measure(cases):
+    """cases: {label: fn}; interleaved rounds; returns {label: median seconds per call}."""
+    counts = {k: calibrate(f) for k, f in cases.items()}
+    samples = {k: [] for k in cases}
+    labels = list(cases)
+    for r in range(ROUNDS):
+        for k in (labels if r % 2 == 0 else reversed(labels)):
+            samples[k].append(per_call(cases[k], counts[k]))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def report(name, opd_time, torch_time=None, goal=None):
+    line = f"{name:<44} opdispatch {opd_time * 1e9:9.0f} ns"
+    if torch_time is not None:
+        ratio = opd_time / torch_time
+        line += f"   torch {torch_time * 1e9:9.0f} ns   ratio {ratio:5.2f}"
+        if goal is not None:
+            line += f" (goal <= {goal})"
+    print(line, flush=True)
+
+
+def bench_add():
+    for shape in ((2, 3), (3,)):
+        x, y = opd.rand(*shape), opd.rand(*shape)
+        cases = {"opd": lambda: x + y}
+        if torch is not None:
+            tx, ty = torch.rand(*shape), torch.rand(*shape)
+            cases["torch"] = lambda: tx + ty
+        t = measure(cases)
+        report(f"x + y, {'x'.join(map(str, shape))} float32", t["opd"], t.get("torch"), 0.5)
+
+
+def bench_ops_add():
+    x, y = opd.rand(2, 3), opd.rand(2, 3)
+    op = opd.ops.aten.add.Tensor
+    cases = {"opd": lambda: op(x, y)}
+    if torch is not None:
+        tx, ty = torch.rand(2, 3), torch.rand(2, 3)
+        top = torch.ops.aten.add.Tensor
+        cases["torch"] = lambda: top(tx, ty)
+    t = measure(cases)
+    report("ops.aten.add.Tensor(x, y), 2x3", t["opd"], t.get("torch"), 0.5)
+
+
+def bench_python_kernel():
+    with opd.library.Library("bench_py", "DEF") as lib:
+        lib.define("scale(Tensor x) -> Tensor")
+        lib.impl("scale", lambda x: x, "CPU")
+        x = opd.rand(3)
+        op = opd.ops.bench_py.scale.default
+        cases = {"opd": lambda: op(x)}
+        tlib = None
+        if torch is not None and hasattr(torch, "library"):
+            tlib = torch.library.Library("bench_py", "DEF")
+            tlib.define("scale(Tensor x) -> Tensor")
+            tlib.impl("scale", lambda x: x, "CPU")
+            tx = torch.rand(3)
+            top = torch.ops.bench_py.scale.default
+            cases["torch"] = lambda: top(tx)
+        t = measure(cases)
+        report("custom op with a Python kernel, from Python", t["opd"], t.get("torch"))
+        n = 20000
+        seconds = opd._C._test_time_boxed_calls("bench_py::scale", [x], n)
+        report("C++ boxed call reaching a Python kernel", seconds / n)
+        if tlib is not None:
+            del tlib
+
+
+def bench_dlpack():
+    if torch is None:
+        print("from_dlpack round trip: needs python3-torch (not installed)")
+        return
+    for n in (16, 4 * 1024 * 1024):
+        t = torch.rand(n)
+        case = {"opd": lambda: torch.utils.dlpack.from_dlpack(opd.from_dlpack(t))}
+        r = measure(case)
+        report(f"from_dlpack torch->opd->torch, {n} floats", r["opd"])
+
+
+CASES = {
+    "PyAdd": bench_add,
+    "PyOpsAdd": bench_ops_add,
+    "PyPythonKernel": bench_python_kernel,
+    "PyDlpack": bench_dlpack,
+}
+
+
+def main(argv):
+    # Google Benchmark's flags, as opd bench passes them: --benchmark_list_tests and
+    # --benchmark_filter=REGEX are honoured, the others (repetitions...) do not apply here.
+    import re
+    selected = dict(CASES)
+    for a in argv:
+        if a.startswith("--benchmark_filter="):
+            pattern = re.compile(a.split("=", 1)[1])
+            selected = {k: v for k, v in selected.items() if pattern.search(k)}
+    if "--benchmark_list_tests" in argv or "--benchmark_list_tests=true" in argv:
+        for name in selected:
+            print(name)
+        return
+    if not selected:
+        return
+    print(f"Python {sys.version.split()[0]}, opdispatch from {opd.__file__}, "
+          f"torch {torch.__version__ if torch else 'not installed'}; medians of {ROUNDS} "
+          f"interleaved rounds", flush=True)
+    for case in selected.values():
+        case()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
