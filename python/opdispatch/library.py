@@ -32,11 +32,12 @@ def fallthrough_kernel():
 
 
 def _caller_site(depth=2):
-    """The file and line of the user's call, skipping this package's own frames."""
+    """The file and line of the user's call, skipping the frames of the registration helpers
+    themselves (this module, opdispatch.testing, contextlib's with-block machinery)."""
     frame = _sys._getframe(depth)
-    package = __file__.rsplit("/", 1)[0]
-    skipped = (package, _contextlib.__file__)
-    while frame is not None and frame.f_code.co_filename.startswith(skipped):
+    here = __file__.rsplit("/", 1)[0]
+    skipped = {__file__, here + "/testing.py", _contextlib.__file__}
+    while frame is not None and frame.f_code.co_filename in skipped:
         frame = frame.f_back
     if frame is None:
         return "<unknown>", 0
