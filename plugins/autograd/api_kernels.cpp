@@ -78,7 +78,7 @@ Tensor& requires_grad_(Tensor& self, bool requires_grad) {
             "computed variable in a subgraph that doesn't require differentiation use "
             "var_no_grad = var.detach().");
   OPD_CHECK(!requires_grad || is_differentiable_type(self.scalar_type()),
-            "only Tensors of floating point and complex dtype can require gradients");
+            "Only Tensors of floating point and complex dtype can require gradients");
   if (is_leaf(self)) materialize_meta(self).requires_grad = requires_grad;
   return self;
 }

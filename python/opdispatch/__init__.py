@@ -13,8 +13,8 @@ import warnings as _warnings
 
 from . import _C
 from ._C import (DispatchKeySet, FunctionSchema, PluginError, SchemaParseError, Tensor, device,
-                 dtype, frombuffer, from_numpy, is_grad_enabled, layout, memory_format,
-                 parse_schema)
+                 dtype, frombuffer, from_numpy, initial_seed, is_grad_enabled, layout,
+                 memory_format, parse_schema)
 # dtypes, with torch's aliases (opdispatch.float is opdispatch.float32), layouts and formats.
 from ._C import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, float,
                  float16, float32, float64, half, int, int8, int16, int32, int64, long, short,
@@ -30,6 +30,7 @@ __all__ = [
     "Tensor", "Size", "dtype", "device", "tensor", "as_tensor", "from_numpy", "from_dlpack",
     "frombuffer", "empty", "zeros", "ones", "full", "arange", "rand", "randn", "empty_like",
     "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "manual_seed",
+    "initial_seed",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "trace", "ops",
     "library", "autograd", "plugins", "testing", "PluginError",
 ]
@@ -104,9 +105,20 @@ def _sizes(size):
     return _builtins.list(size)
 
 
+def _options(dtype, device, kwargs):
+    """The keyword arguments of a factory call: those given, without dtype or device when None,
+    so that the schema's default (or the device of a ``with opdispatch.device(...)`` block)
+    applies."""
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    if device is not None:
+        kwargs["device"] = device
+    return kwargs
+
+
 def _factory(name):
     def factory(*size, dtype=None, device=None, requires_grad=False, **kwargs):
-        t = getattr(ops.aten, name)(_sizes(size), dtype=dtype, device=device, **kwargs)
+        t = getattr(ops.aten, name)(_sizes(size), **_options(dtype, device, kwargs))
         return t.requires_grad_(True) if requires_grad else t
     factory.__name__ = factory.__qualname__ = name
     factory.__doc__ = f"opdispatch.{name}(*size, dtype=None, device=None, requires_grad=False)"
@@ -121,7 +133,7 @@ randn = _factory("randn")
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, **kwargs):
-    t = ops.aten.full(_builtins.list(size), fill_value, dtype=dtype, device=device, **kwargs)
+    t = ops.aten.full(_builtins.list(size), fill_value, **_options(dtype, device, kwargs))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -129,7 +141,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     """``arange(end)`` or ``arange(start, end, step=1)``."""
     if end is None:
         start, end = 0, start
-    t = ops.aten.arange.start_step(start, end, step, dtype=dtype, device=device)
+    t = ops.aten.arange.start_step(start, end, step, **_options(dtype, device, {}))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -138,7 +150,7 @@ def _like(name, base=None):
         if base is not None:  # rand_like, randn_like: no such operators; made from sizes
             t = base(input.shape, dtype=dtype or input.dtype, device=device or input.device)
         else:
-            t = getattr(ops.aten, name)(input, *args, dtype=dtype, device=device, **kwargs)
+            t = getattr(ops.aten, name)(input, *args, **_options(dtype, device, kwargs))
         return t.requires_grad_(True) if requires_grad else t
     like.__name__ = like.__qualname__ = name
     return like

@@ -140,7 +140,7 @@ def _getattr(self, name):
         _method_packets[name] = packet
 
     def method(*args, **kwargs):
-        return packet(self, *args, **kwargs)
+        return packet._call_method(self, *args, **kwargs)
 
     method.__name__ = name
     return method

@@ -11,30 +11,26 @@ from . import _C
 __all__ = ["OpOverload", "OpOverloadPacket"]
 
 
-class OpOverload:
-    """One overload of an operator: ``opdispatch.ops.aten.add.Tensor``."""
-
-    __slots__ = ("_ns", "_name", "_overload", "_core", "_packet")
+class OpOverload(_C._OpOverload):
+    """One overload of an operator: ``opdispatch.ops.aten.add.Tensor``. Calling it binds the
+    arguments to this overload's schema (C++, no Python frame: the base class's __call__)."""
 
     def __init__(self, packet, overload):
         self._packet = packet
         self._ns = packet._ns
         self._name = packet._name
         self._overload = overload
-        self._core = _C._OpOverload(self.name())
-        self._core.schema  # raises when the overload has no schema
-
-    def __call__(self, *args, **kwargs):
-        return self._core(*args, **kwargs)
+        super().__init__(self.name())
+        self.schema  # raises when the overload has no schema
 
     def redispatch(self, keyset, *args, **kwargs):
         """Calls the kernel for the highest key of ``keyset`` (a DispatchKeySet), as a kernel
         that passes the call below its own key does."""
-        return self._core.redispatch(keyset, *args, **kwargs)
+        return super().redispatch(keyset, *args, **kwargs)
 
     @property
     def _schema(self):
-        return self._core.schema
+        return self.schema
 
     @property
     def overloadpacket(self):
@@ -54,7 +50,7 @@ class OpOverload:
         return f"{qualified}.{self._overload}" if self._overload else qualified
 
     def has_kernel_for_dispatch_key(self, key):
-        return self._core.has_kernel_for_dispatch_key(str(key))
+        return super().has_kernel_for_dispatch_key(str(key))
 
     def dump(self):
         return _C._dispatch_dump(self.name())
@@ -75,23 +71,20 @@ class OpOverload:
         return isinstance(other, OpOverload) and other.name() == self.name()
 
 
-class OpOverloadPacket:
+class OpOverloadPacket(_C._OpPacket):
     """Every overload of a name: ``opdispatch.ops.aten.add``. Calling it picks the first
-    overload the arguments bind to, in PyTorch's order."""
+    overload the arguments bind to, in PyTorch's order (C++: the base class's __call__)."""
 
     def __init__(self, ns, name):
+        super().__init__(f"{ns}::{name}", name)
         self._ns = ns
         self._name = name
         self._qualified_op_name = f"{ns}::{name}"
-        self._core = _C._OpPacket(self._qualified_op_name, name)
         self._overloads = {}
-
-    def __call__(self, *args, **kwargs):
-        return self._core(*args, **kwargs)
 
     def overloads(self):
         """The overload names, ``'default'`` for the unnamed one, in resolution order."""
-        return self._core.overloads()
+        return super().overloads()
 
     def __getattr__(self, overload):
         if overload.startswith("__"):

@@ -34,7 +34,11 @@ PyTypeObject* tensor_type() {
 
 py::object wrap(Tensor t) {
   if (!t.defined()) return py::none();
-  return py::cast(std::move(t), py::return_value_policy::move);
+  // py::cast would look the type up by its std::type_index on every call.
+  static const py::detail::type_info* info = py::detail::get_type_info(typeid(Tensor));
+  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(
+      new Tensor(std::move(t)), py::return_value_policy::take_ownership, nullptr, info, nullptr,
+      nullptr, nullptr));
 }
 
 const Tensor* unwrap(py::handle h) {

@@ -165,9 +165,9 @@ Tensor from_capsule(py::handle capsule) {
   OPD_CHECK_T(TypeError, PyCapsule_CheckExact(capsule.ptr()),
               "from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got {}",
               type_name(capsule));
-  OPD_CHECK_T(ValueError, PyCapsule_IsValid(capsule.ptr(), kCapsuleName),
-              "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
-              "consumed only once, so you might have already constructed a tensor from it once.");
+  OPD_CHECK(PyCapsule_IsValid(capsule.ptr(), kCapsuleName),
+            "from_dlpack received an invalid capsule. Note that DLTensor capsules can be "
+            "consumed only once, so you might have already constructed a tensor from it once.");
   auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
   const DLTensor& dl = m->dl_tensor;
   // Every check before taking ownership: on failure the capsule frees itself as before.

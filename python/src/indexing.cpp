@@ -36,11 +36,13 @@ Tensor apply_index(const Tensor& self, py::handle index) {
   OPD_CHECK_T(IndexError, consumed <= self.dim(), "too many indices for tensor of dimension {}",
               self.dim());
   Tensor result = self;
-  int64_t dim = 0;
+  int64_t dim = 0;       // in result
+  int64_t self_dim = 0;  // in self, as errors name it
   for (py::handle h : items) {
     PyObject* o = h.ptr();
     if (o == Py_Ellipsis) {
       dim += self.dim() - consumed;
+      self_dim += self.dim() - consumed;
     } else if (o == Py_None) {
       py::gil_scoped_release r;
       result = opd::unsqueeze(result, dim);
@@ -53,11 +55,13 @@ Tensor apply_index(const Tensor& self, py::handle index) {
       // PySlice_Unpack gives PY_SSIZE_T_MIN/MAX for omitted bounds; aten::slice clamps them.
       result = opd::slice(result, dim, start, stop, step);
       ++dim;
+      ++self_dim;
     } else if (!PyBool_Check(o) && unwrap(h) == nullptr && PyIndex_Check(o)) {
       int64_t i = py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(o)));
       int64_t size = result.size(dim);
       OPD_CHECK_T(IndexError, i >= -size && i < size,
-                  "index {} is out of bounds for dimension {} with size {}", i, dim, size);
+                  "index {} is out of bounds for dimension {} with size {}", i, self_dim, size);
+      ++self_dim;
       py::gil_scoped_release r;
       result = opd::select(result, dim, i < 0 ? i + size : i);
     } else {

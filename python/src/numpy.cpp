@@ -103,11 +103,17 @@ Tensor tensor_from_buffer(py::handle obj, bool warn_readonly) {
   const Py_buffer& v = held->view;
   std::string format = v.format ? v.format : "B";
   auto dtype = scalar_type_of_format(format, static_cast<size_t>(v.itemsize));
-  OPD_CHECK_T(TypeError, dtype.has_value(),
-              "can't convert np.ndarray of type {}. The only supported types are: float64, "
-              "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and "
-              "bool.",
-              format);
+  if (!dtype) {
+    // numpy's name of the type (numpy.uint16), as torch prints it; the buffer format otherwise.
+    std::string name = format;
+    if (py::hasattr(obj, "dtype")) {
+      name =
+          "numpy." + py::str(obj.attr("dtype").attr("type").attr("__name__")).cast<std::string>();
+    }
+    throw TypeError("can't convert np.ndarray of type " + name +
+                    ". The only supported types are: float64, float32, float16, complex64, "
+                    "complex128, int64, int32, int16, int8, uint8, and bool.");
+  }
   std::vector<int64_t> sizes(v.shape, v.shape + v.ndim);
   std::vector<int64_t> strides(static_cast<size_t>(v.ndim));
   for (int i = 0; i < v.ndim; ++i) {

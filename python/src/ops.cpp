@@ -124,6 +124,13 @@ class OpPacket {
     OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
     return call_overloads(handles, name_, std::move(args), std::move(kwargs));
   }
+  // x.name(...): args[0] is x.
+  py::object call_method(py::args args, py::kwargs kwargs) {
+    const auto& handles = overloads();
+    OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
+    return call_overloads(handles, name_, std::move(args), std::move(kwargs), std::nullopt,
+                          /*self_bound=*/true);
+  }
 
  private:
   std::string qualified_;
@@ -136,6 +143,7 @@ class OpOverload {
  public:
   explicit OpOverload(const std::string& name) : name_(parse_operator_name(name)) {
     if (name_.overload_name == "default") name_.overload_name.clear();
+    display_ = name_.to_string();
   }
 
   OperatorHandle handle() {
@@ -153,42 +161,45 @@ class OpOverload {
   }
 
   py::object call(py::args args, py::kwargs kwargs) {
-    return call_overloads({handle()}, name_.to_string(), std::move(args), std::move(kwargs));
+    OperatorHandle h = handle();
+    return call_overloads({&h, 1}, display_, std::move(args), std::move(kwargs));
   }
   py::object redispatch(DispatchKeySet keys, py::args args, py::kwargs kwargs) {
-    return call_overloads({handle()}, name_.to_string(), std::move(args), std::move(kwargs), keys);
+    OperatorHandle h = handle();
+    return call_overloads({&h, 1}, display_, std::move(args), std::move(kwargs), keys);
   }
 
  private:
   OperatorName name_;
+  std::string display_;  // "aten::add.Tensor", as errors name it
   uint64_t generation_ = ~uint64_t{0};
   std::optional<OperatorHandle> handle_;
 };
 
 }  // namespace
 
-py::object call_overloads(const std::vector<OperatorHandle>& candidates, const std::string& name,
-                          py::args args, py::kwargs kwargs, std::optional<DispatchKeySet> keys) {
+py::object call_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
+                          py::args args, py::kwargs kwargs, std::optional<DispatchKeySet> keys,
+                          bool self_bound) {
   eval::CallArgs call_args;
+  call_args.self_bound = self_bound;
   call_args.positional.reserve(args.size());
   for (py::handle a : args) call_args.positional.push_back(to_ivalue(a));
   for (auto [k, v] : kwargs) call_args.keywords.emplace_back(k.cast<std::string>(), to_ivalue(v));
   eval::FactoryDefaults defaults;
   defaults.device = default_device();
-  eval::BoundCall bound = [&] {
-    py::gil_scoped_release r;
-    return eval::bind_to_overloads(candidates, name, call_args, defaults);
-  }();
-  call_args = {};  // drop the argument references before the call, as a C++ caller would
+  std::optional<eval::BoundCall> bound;
   {
     py::gil_scoped_release r;
+    bound.emplace(eval::bind_to_overloads(candidates, name, call_args, defaults));
+    call_args = {};  // drop the argument references before the call, as a C++ caller would
     if (keys) {
-      bound.op.redispatch_boxed(*keys, &bound.stack);
+      bound->op.redispatch_boxed(*keys, &bound->stack);
     } else {
-      bound.op.call_boxed(&bound.stack);
+      bound->op.call_boxed(&bound->stack);
     }
   }
-  return call_result(bound.op.schema(), std::move(bound.stack), args, kwargs);
+  return call_result(bound->op.schema(), std::move(bound->stack), args, kwargs);
 }
 
 void bind_ops(py::module_& m) {
@@ -231,10 +242,13 @@ void bind_ops(py::module_& m) {
       "parse_schema", [](const std::string& text) { return parse_schema(text); },
       py::arg("schema"));
 
+  // Subclassed by opdispatch.ops' OpOverloadPacket and OpOverload: a call reaches C++ without a
+  // Python frame.
   py::class_<OpPacket>(m, "_OpPacket", py::module_local())
       .def(py::init<std::string, std::string>())
       .def("overloads", &OpPacket::overload_names)
-      .def("__call__", &OpPacket::call);
+      .def("__call__", &OpPacket::call)
+      .def("_call_method", &OpPacket::call_method);
   py::class_<OpOverload>(m, "_OpOverload", py::module_local())
       .def(py::init<const std::string&>())
       .def_property_readonly("schema", [](OpOverload& o) { return o.handle().schema(); })

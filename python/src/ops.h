@@ -6,7 +6,9 @@
 #include <pybind11/pybind11.h>
 
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opd/dispatcher.h"
@@ -15,10 +17,11 @@ namespace opd::python {
 
 // Converts the Python arguments, binds them as opd eval does (eval::bind_to_overloads over
 // `candidates`, `name` in errors), calls the chosen overload boxed without the GIL (or
-// redispatches it to `keys`), and converts its results (see call_result).
-pybind11::object call_overloads(const std::vector<OperatorHandle>& candidates,
-                                const std::string& name, pybind11::args args,
-                                pybind11::kwargs kwargs,
-                                std::optional<DispatchKeySet> keys = std::nullopt);
+// redispatches it to `keys`), and converts its results (see call_result). `self_bound`: a
+// Tensor method call, args[0] being the tensor (eval::CallArgs::self_bound).
+pybind11::object call_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
+                                pybind11::args args, pybind11::kwargs kwargs,
+                                std::optional<DispatchKeySet> keys = std::nullopt,
+                                bool self_bound = false);
 
 }  // namespace opd::python

@@ -3,7 +3,11 @@
 // dispatcher's locks] in module.cpp). The arithmetic dunders call the typed API directly, one
 // function per dunder that switches on the other operand (Tensor, Python number, or
 // NotImplemented), as torch's; methods not bound here are the schemas' (opdispatch/_tensor.py).
+// As torch's Python bindings, a number operand of + - * / is a wrapped number passed to the
+// .Tensor overload (so `x + 1` records AddBackward0), while ** and the comparisons take the
+// .Scalar overloads.
 
+#include <pybind11/complex.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -34,8 +38,11 @@ using Release = py::gil_scoped_release;
 using eval::wrapped_number;
 
 // One binary dunder: Tensor op Tensor, Tensor op number, or NotImplemented.
+// `self_obj` is a handle, not a `const Tensor&`: pybind11 would look the type up by its
+// std::type_index to load it, on every call (unwrap compares the type object).
 template <class TensorFn, class ScalarFn>
-py::object binary(const Tensor& self, py::handle other, TensorFn on_tensor, ScalarFn on_scalar) {
+py::object binary(py::handle self_obj, py::handle other, TensorFn on_tensor, ScalarFn on_scalar) {
+  const Tensor& self = *unwrap(self_obj);
   if (const Tensor* o = unwrap(other)) {
     Tensor out;
     {
@@ -78,11 +85,21 @@ py::object scalar_to_python(const Scalar& s) {
   return py::float_(s.to_double());
 }
 
-Scalar one_element(const Tensor& t, const char* what) {
-  OPD_CHECK(t.numel() == 1, "{} value of Tensor with {} values is ambiguous", what,
-            t.numel() == 0 ? "no" : "more than one");
+// The value of a one-element tensor for item(), float(), int(), complex(): torch's ValueError
+// otherwise.
+Scalar one_element(const Tensor& t) {
+  OPD_CHECK_T(ValueError, t.numel() == 1,
+              "only one element tensors can be converted to Python scalars");
   Release r;
   return t.item();
+}
+
+// bool(): torch's RuntimeError for any other number of elements.
+bool truth_value(const Tensor& t) {
+  OPD_CHECK(t.numel() == 1, "Boolean value of Tensor with {} is ambiguous",
+            t.numel() == 0 ? "no values" : "more than one value");
+  Release r;
+  return t.item().to_bool();
 }
 
 py::tuple int_tuple(IntArrayRef xs) {
@@ -174,18 +191,17 @@ void bind_tensor(py::module_& m) {
       .def("_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); })
       .def("_use_count", &Tensor::use_count)
       // Values.
-      .def("item", [](const Tensor& t) { return scalar_to_python(one_element(t, "item()")); })
+      .def("item", [](const Tensor& t) { return scalar_to_python(one_element(t)); })
       .def("tolist", &tolist)
-      .def("__bool__", [](const Tensor& t) { return one_element(t, "Boolean").to_bool(); })
-      .def("__float__", [](const Tensor& t) { return one_element(t, "float()").to_double(); })
-      .def("__int__", [](const Tensor& t) { return one_element(t, "int()").to_int64(); })
-      .def("__complex__",
-           [](const Tensor& t) { return one_element(t, "complex()").to_complex_double(); })
+      .def("__bool__", &truth_value)
+      .def("__float__", [](const Tensor& t) { return one_element(t).to_double(); })
+      .def("__int__", [](const Tensor& t) { return one_element(t).to_int64(); })
+      .def("__complex__", [](const Tensor& t) { return one_element(t).to_complex_double(); })
       .def("__index__",
            [](const Tensor& t) {
              OPD_CHECK_T(TypeError, is_integral(t.dtype(), true) && t.numel() == 1,
                          "only integer tensors of a single element can be converted to an index");
-             return one_element(t, "index").to_int64();
+             return one_element(t).to_int64();
            })
       .def("__len__",
            [](const Tensor& t) {
@@ -194,31 +210,31 @@ void bind_tensor(py::module_& m) {
            })
       // Arithmetic, with torch's operand rules.
       .def("__add__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::add(x, y); },
-                 [](const Tensor& x, const Scalar& s) { return opd::add(x, s); });
+                 [](const Tensor& x, const Scalar& s) { return opd::add(x, wrapped_number(s)); });
            })
       .def("__radd__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::add(y, x); },
-                 [](const Tensor& x, const Scalar& s) { return opd::add(x, s); });
+                 [](const Tensor& x, const Scalar& s) { return opd::add(x, wrapped_number(s)); });
            })
       .def("__iadd__",
            [](py::handle a, py::handle b) {
              return inplace(
                  a, b, [](const Tensor& x, const Tensor& y) { x.add_(y); },
-                 [](const Tensor& x, const Scalar& s) { x.add_(s); });
+                 [](const Tensor& x, const Scalar& s) { x.add_(wrapped_number(s)); });
            })
       .def("__sub__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::sub(x, y); },
-                 [](const Tensor& x, const Scalar& s) { return opd::sub(x, s); });
+                 [](const Tensor& x, const Scalar& s) { return opd::sub(x, wrapped_number(s)); });
            })
       .def("__rsub__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::sub(y, x); },
                  [](const Tensor& x, const Scalar& s) { return opd::sub(wrapped_number(s), x); });
@@ -227,34 +243,34 @@ void bind_tensor(py::module_& m) {
            [](py::handle a, py::handle b) {
              return inplace(
                  a, b, [](const Tensor& x, const Tensor& y) { x.sub_(y); },
-                 [](const Tensor& x, const Scalar& s) { x.sub_(s); });
+                 [](const Tensor& x, const Scalar& s) { x.sub_(wrapped_number(s)); });
            })
       .def("__mul__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::mul(x, y); },
-                 [](const Tensor& x, const Scalar& s) { return opd::mul(x, s); });
+                 [](const Tensor& x, const Scalar& s) { return opd::mul(x, wrapped_number(s)); });
            })
       .def("__rmul__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::mul(y, x); },
-                 [](const Tensor& x, const Scalar& s) { return opd::mul(x, s); });
+                 [](const Tensor& x, const Scalar& s) { return opd::mul(x, wrapped_number(s)); });
            })
       .def("__imul__",
            [](py::handle a, py::handle b) {
              return inplace(
                  a, b, [](const Tensor& x, const Tensor& y) { x.mul_(y); },
-                 [](const Tensor& x, const Scalar& s) { x.mul_(s); });
+                 [](const Tensor& x, const Scalar& s) { x.mul_(wrapped_number(s)); });
            })
       .def("__truediv__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::div(x, y); },
-                 [](const Tensor& x, const Scalar& s) { return opd::div(x, s); });
+                 [](const Tensor& x, const Scalar& s) { return opd::div(x, wrapped_number(s)); });
            })
       .def("__rtruediv__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::div(y, x); },
                  [](const Tensor& x, const Scalar& s) { return opd::div(wrapped_number(s), x); });
@@ -263,16 +279,16 @@ void bind_tensor(py::module_& m) {
            [](py::handle a, py::handle b) {
              return inplace(
                  a, b, [](const Tensor& x, const Tensor& y) { x.div_(y); },
-                 [](const Tensor& x, const Scalar& s) { x.div_(s); });
+                 [](const Tensor& x, const Scalar& s) { x.div_(wrapped_number(s)); });
            })
       .def("__pow__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::pow(x, y); },
                  [](const Tensor& x, const Scalar& s) { return opd::pow(x, s); });
            })
       .def("__rpow__",
-           [](const Tensor& a, py::handle b) {
+           [](py::handle a, py::handle b) {
              return binary(
                  a, b, [](const Tensor& x, const Tensor& y) { return opd::pow(y, x); },
                  [](const Tensor& x, const Scalar& s) { return opd::pow(wrapped_number(s), x); });
@@ -319,7 +335,7 @@ void bind_tensor(py::module_& m) {
       });
 
 #define OPD_COMPARISON(dunder, fn)                                            \
-  cls.def(dunder, [](const Tensor& a, py::handle b) {                         \
+  cls.def(dunder, [](py::handle a, py::handle b) {                            \
     return binary(                                                            \
         a, b, [](const Tensor& x, const Tensor& y) { return opd::fn(x, y); }, \
         [](const Tensor& x, const Scalar& s) { return opd::fn(x, s); });      \

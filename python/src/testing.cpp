@@ -23,37 +23,39 @@ namespace py = pybind11;
 namespace opd::python {
 
 void bind_testing(py::module_& m) {
-  m.def("_test_call_from_threads", [](const std::string& name, py::list args, int threads,
-                                      int calls) {
-    OperatorName op_name = parse_operator_name(name);
-    std::vector<IValue> inputs;
-    for (py::handle a : args) inputs.push_back(to_ivalue(a));
-    std::vector<std::vector<std::string>> outcomes(static_cast<size_t>(threads));
-    {
-      py::gil_scoped_release r;
-      OperatorHandle op = Dispatcher::singleton().find_schema_or_throw(op_name.name,
-                                                                       op_name.overload_name);
-      std::atomic<int> ready{0};
-      std::vector<std::thread> workers;
-      for (int t = 0; t < threads; ++t) {
-        workers.emplace_back([&, t] {
-          ready.fetch_add(1);
-          while (ready.load() < threads) std::this_thread::yield();
-          for (int c = 0; c < calls; ++c) {
-            Stack stack(inputs.begin(), inputs.end());
-            try {
-              op.call_boxed(&stack);
-              outcomes[static_cast<size_t>(t)].push_back(stack.empty() ? "" : stack[0].repr());
-            } catch (const Error& e) {
-              outcomes[static_cast<size_t>(t)].push_back("error: " + e.msg());
-            }
+  m.def(
+      "_test_call_from_threads",
+      [](const std::string& name, py::list args, int threads, int calls) {
+        OperatorName op_name = parse_operator_name(name);
+        std::vector<IValue> inputs;
+        for (py::handle a : args) inputs.push_back(to_ivalue(a));
+        std::vector<std::vector<std::string>> outcomes(static_cast<size_t>(threads));
+        {
+          py::gil_scoped_release r;
+          OperatorHandle op =
+              Dispatcher::singleton().find_schema_or_throw(op_name.name, op_name.overload_name);
+          std::atomic<int> ready{0};
+          std::vector<std::thread> workers;
+          for (int t = 0; t < threads; ++t) {
+            workers.emplace_back([&, t] {
+              ready.fetch_add(1);
+              while (ready.load() < threads) std::this_thread::yield();
+              for (int c = 0; c < calls; ++c) {
+                Stack stack(inputs.begin(), inputs.end());
+                try {
+                  op.call_boxed(&stack);
+                  outcomes[static_cast<size_t>(t)].push_back(stack.empty() ? "" : stack[0].repr());
+                } catch (const Error& e) {
+                  outcomes[static_cast<size_t>(t)].push_back("error: " + e.msg());
+                }
+              }
+            });
           }
-        });
-      }
-      for (std::thread& w : workers) w.join();
-    }
-    return outcomes;
-  }, py::arg("name"), py::arg("args"), py::arg("threads"), py::arg("calls"));
+          for (std::thread& w : workers) w.join();
+        }
+        return outcomes;
+      },
+      py::arg("name"), py::arg("args"), py::arg("threads"), py::arg("calls"));
 
   // Seconds for `calls` boxed calls from this thread without the GIL (the benchmark of a C++
   // caller reaching a Python kernel, which takes the GIL per call).

@@ -11,9 +11,9 @@ import torch
 import opdispatch as opd
 
 
-def in_both(expr, **names):
+def in_both(expr):
     """``expr`` evaluated with ``lib`` bound to opdispatch, then to torch."""
-    return eval(expr, {"lib": opd, **names}), eval(expr, {"lib": torch, **names})
+    return eval(expr, {"lib": opd}), eval(expr, {"lib": torch})
 
 
 def torch_text(s):
@@ -49,7 +49,9 @@ def test_tensor_with_dtype_and_requires_grad():
     t = opd.tensor([1, 2], dtype=opd.float64, requires_grad=True)
     assert t.dtype is opd.float64 and t.requires_grad and t.is_leaf and t.grad_fn is None
     assert t.tolist() == [1.0, 2.0]
-    # An integer tensor cannot require grad, in torch's words.
+
+
+def test_an_integer_tensor_cannot_require_grad_in_torchs_words():
     with pytest.raises(RuntimeError,
                        match="^Only Tensors of floating point and complex dtype can require "
                              "gradients$"):
@@ -160,6 +162,7 @@ def test_size_is_a_tuple_printed_as_torch():
 
 # --- repr -----------------------------------------------------------------------------------
 
+G = "lib.tensor([[1., 2.]], requires_grad=True)"
 REPRS = [
     "lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "lib.tensor([1, 2])", "lib.tensor(3.5)",
     "lib.tensor([True, False])", "lib.tensor([1, 2], dtype=lib.int32)",
@@ -167,17 +170,11 @@ REPRS = [
     "lib.tensor([1, 2], dtype=lib.complex128)", "lib.tensor([[1e10, 1.]])",
     "lib.tensor([1.123456, 2.])", "lib.tensor([float('nan'), float('inf'), -1.])",
     "lib.empty(0)", "lib.empty(0, 3)", "lib.ones(1000)", "lib.zeros(2, dtype=lib.bfloat16)",
-    "lib.tensor([1., 2.], requires_grad=True)",
-    "lib.tensor([1., 2.], dtype=lib.float64, requires_grad=True)",
-    "lib.tensor([[1., 2.]], requires_grad=True) + lib.tensor([[1., 1.]])",
-    "lib.tensor([[1., 2.]], requires_grad=True) + 1",
-    "lib.tensor([[1., 2.]], requires_grad=True) * 2",
-    "(lib.tensor([1.], requires_grad=True) * lib.tensor([2.])).sum()",
-    "lib.tensor([[1., 2.]], requires_grad=True).relu()",
-    "lib.tensor([[1., 2.]]).max(1)",
-    "lib.zeros(2, 3, device='meta')", "lib.tensor([[1, 2], [3, 4]], device='meta')",
-    "lib.tensor(2., device='meta')", "lib.empty(2, 0, device='meta')",
-    "lib.tensor([1., 2.], device='meta', requires_grad=True)",
+    G, "lib.tensor([1., 2.], dtype=lib.float64, requires_grad=True)",
+    G + " + lib.tensor([[1., 1.]])", G + " + 1", G + " * 2", G + ".relu()", f"({G} * 2).sum()",
+    "lib.tensor([[1., 2.]]).max(1)", "lib.zeros(2, 3, device='meta')",
+    "lib.tensor([[1, 2], [3, 4]], device='meta')", "lib.tensor(2., device='meta')",
+    "lib.empty(2, 0, device='meta')", "lib.tensor([1., 2.], device='meta', requires_grad=True)",
 ]
 
 
@@ -187,24 +184,13 @@ def test_repr_is_torchs(expr):
     assert repr(ours) == torch_text(repr(theirs))
 
 
-def test_grad_fn_of_an_addition():
-    y = opd.tensor([[1.0, 2.0]], requires_grad=True) + opd.tensor([[1.0, 1.0]])
-    assert repr(y) == "tensor([[2., 3.]], grad_fn=<AddBackward0>)"
-    assert y.grad_fn.name() == "AddBackward0" and not y.is_leaf and y.requires_grad
-
-
 # --- operators ------------------------------------------------------------------------------
 
-NAMES = dict(i=[1, 2, 3], i32=([1, 2, 3], "int32"), f=[1.0, 2.0, 4.0], d=([1.0, 2.0], "float64"),
-             u=([1, 2], "uint8"), b=[True, False], m=[[1.0, 2.0], [3.0, 4.0]])
-
-
 def operands(lib):
-    out = {}
-    for k, v in NAMES.items():
-        data, dtype = v if isinstance(v, tuple) else (v, None)
-        out[k] = lib.tensor(data, dtype=getattr(lib, dtype) if dtype else None)
-    return out
+    return dict(i=lib.tensor([1, 2, 3]), i32=lib.tensor([1, 2, 3], dtype=lib.int32),
+                f=lib.tensor([1.0, 2.0, 4.0]), d=lib.tensor([1.0, 2.0], dtype=lib.float64),
+                u=lib.tensor([1, 2], dtype=lib.uint8), b=lib.tensor([True, False]),
+                m=lib.tensor([[1.0, 2.0], [3.0, 4.0]]))
 
 
 @pytest.mark.parametrize("expr", [
@@ -224,23 +210,12 @@ def test_operator_dtypes_and_values_match_torch(expr):
 
 @pytest.mark.parametrize("op, delta", [("+=", 1), ("-=", 2), ("*=", 3), ("/=", 2)])
 def test_inplace_operators_keep_the_object_and_bump_the_version(op, delta):
-    x = opd.ones(2, 3)
+    x, y = opd.ones(2, 3), opd.ones(3)
     before_id, before_version = id(x), x._version
-    exec(f"x {op} {delta}", {}, ns := {"x": x})
-    assert id(ns["x"]) == before_id
-    assert ns["x"]._version > before_version
-    expected = eval(f"1.0 {op[0]} {delta}")
-    assert x.tolist() == [[expected] * 3] * 2
-    y = opd.ones(3)
-    exec(f"y {op} opd.full((3,), 2.)", {"opd": opd}, ns := {"y": y})
-    assert ns["y"] is y
-
-
-def test_inplace_into_an_integer_tensor_refuses_a_float_result():
-    i = opd.tensor([1, 2])
-    with pytest.raises(RuntimeError,
-                       match="^result type Float can't be cast to the desired output type Long$"):
-        i /= 2
+    exec(f"x {op} {delta}\ny {op} opd.full((3,), 2.)", {"opd": opd}, ns := {"x": x, "y": y})
+    assert id(ns["x"]) == before_id and ns["y"] is y
+    assert x._version > before_version
+    assert x.tolist() == [[eval(f"1.0 {op[0]} {delta}")] * 3] * 2
 
 
 @pytest.mark.parametrize("expr, symbol, other", [
@@ -290,7 +265,7 @@ def test_len_and_iteration():
     x = opd.tensor([[1, 2], [3, 4], [5, 6]])
     assert len(x) == 3
     assert [r.tolist() for r in x] == [[1, 2], [3, 4], [5, 6]]
-    with pytest.raises(TypeError, match="^len\\(\\) of a 0-d tensor$"):
+    with pytest.raises(TypeError, match=r"^len\(\) of a 0-d tensor$"):
         len(opd.tensor(1.0))
     with pytest.raises(TypeError, match="^iteration over a 0-d tensor$"):
         iter(opd.tensor(1.0))
@@ -316,10 +291,9 @@ def test_basic_indexing_matches_torch():
     ("x[0, 0, 0]", "too many indices for tensor of dimension 2"),
 ])
 def test_out_of_range_indices_are_torchs_index_errors(expr, text):
-    with pytest.raises(IndexError, match=f"^{text}$".replace("[", r"\[")):
-        eval(expr, {"x": opd.zeros(2, 3)})
-    with pytest.raises(IndexError, match=f"^{text}$".replace("[", r"\[")):
-        eval(expr, {"x": torch.zeros(2, 3)})
+    for lib in (torch, opd):
+        with pytest.raises(IndexError, match=f"^{text}$"):
+            eval(expr, {"x": lib.zeros(2, 3)})
 
 
 def test_views_share_storage_and_assignment_is_seen_in_the_base():
@@ -340,7 +314,11 @@ def test_views_share_storage_and_assignment_is_seen_in_the_base():
         x[0] = "a"
 
 
-def test_inplace_on_a_leaf_that_requires_grad_is_torchs_error():
+def test_inplace_refusals_are_torchs_errors():
+    i = opd.tensor([1, 2])
+    with pytest.raises(RuntimeError,
+                       match="^result type Float can't be cast to the desired output type Long$"):
+        i /= 2
     y = opd.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is "
                                            "being used in an in-place operation.$"):
@@ -360,13 +338,15 @@ def test_properties_and_metadata():
     assert x.stride() == (3, 1) and x.stride(0) == 3 and x.numel() == 6
     assert x.requires_grad is False and x.grad is None and x.grad_fn is None and x.is_leaf
     assert x.tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
-    t = x.T
+    t, c = x.T, x.T.contiguous()
     assert t.stride() == (1, 3) and not t.is_contiguous()
-    c = t.contiguous()
     assert c.stride() == (2, 1) and c.is_contiguous() and c.tolist() == t.tolist()
 
 
 def test_detach_and_backward():
+    y = opd.tensor([[1.0, 2.0]], requires_grad=True) + opd.tensor([[1.0, 1.0]])
+    assert repr(y) == "tensor([[2., 3.]], grad_fn=<AddBackward0>)"
+    assert y.grad_fn.name() == "AddBackward0" and not y.is_leaf and y.requires_grad
     x = opd.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x * x).sum()
     assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "SumBackward0"
@@ -385,7 +365,7 @@ def test_detach_and_backward():
         opd.tensor([1.0]).sum().backward()
 
 
-def test_methods_from_schemas():
+def test_methods_from_schemas_and_unknown_attributes():
     x = opd.tensor([[-1.0, 2.0, 3.0], [4.0, -5.0, 6.0]])
     tx = torch.tensor(x.tolist())
     assert x.clamp(min=0).tolist() == tx.clamp(min=0).tolist()
@@ -397,20 +377,16 @@ def test_methods_from_schemas():
     assert r.values.tolist() == [3.0, 6.0] and r.indices.tolist() == [2, 2]
     values, indices = r
     assert values.tolist() == r[0].tolist() and indices.dtype is opd.int64
+    with pytest.raises(AttributeError, match="^'Tensor' object has no attribute 'nope'$"):
+        x.nope
+    with pytest.raises(AttributeError, match="^'Tensor' object has no attribute '_nope'$"):
+        x._nope
 
 
 def test_methods_take_sizes_as_varargs_as_torch():
     x = opd.arange(6.0)
     assert x.reshape(2, 3).shape == (2, 3)
     assert x.view(3, 2).shape == (3, 2)
-
-
-def test_unknown_attribute_is_torchs_attribute_error():
-    x = opd.ones(2)
-    with pytest.raises(AttributeError, match="^'Tensor' object has no attribute 'nope'$"):
-        x.nope
-    with pytest.raises(AttributeError, match="^'Tensor' object has no attribute '_nope'$"):
-        x._nope
 
 
 # --- gradient mode --------------------------------------------------------------------------
@@ -425,7 +401,6 @@ def test_no_grad_enable_grad_and_set_grad_enabled_blocks():
     assert opd.is_grad_enabled() and (x * 2).requires_grad
     with opd.set_grad_enabled(False):
         assert not (x * 2).requires_grad
-    assert opd.is_grad_enabled()
     opd.set_grad_enabled(False)
     try:
         assert not opd.is_grad_enabled()
@@ -445,9 +420,7 @@ def test_grad_modes_as_decorators():
     def on():
         return (x * 2).requires_grad
 
-    @opd.set_grad_enabled(False)
-    def set_off():
-        return opd.is_grad_enabled()
+    set_off = opd.set_grad_enabled(False)(opd.is_grad_enabled)
 
     assert off() == (False, False) and opd.is_grad_enabled()
     with opd.no_grad():

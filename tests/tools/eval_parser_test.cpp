@@ -254,7 +254,8 @@ TEST(EvalParser, OperatorChainsPastTheLimitAreRefused) {
               HasSubstr("too deeply nested"));
   std::string powers = "x";
   for (int i = 0; i < 20000; ++i) powers += " ** x";
-  EXPECT_THAT(error_text<ValueError>([&] { parse_program(powers); }), HasSubstr("too deeply nested"));
+  EXPECT_THAT(error_text<ValueError>([&] { parse_program(powers); }),
+              HasSubstr("too deeply nested"));
   std::string methods = "x";
   for (int i = 0; i < 20000; ++i) methods += ".neg()";
   EXPECT_THAT(error_text<ValueError>([&] { parse_program("f(" + methods + ")"); }),

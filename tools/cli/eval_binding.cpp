@@ -319,10 +319,13 @@ std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args
     *why = std::move(message);
     return std::nullopt;
   };
-  auto bind = [&](size_t i, const IValue& v, const std::string& where) -> bool {
+  // `position`: 1-based for a positional argument, 0 for a keyword. The message is only made
+  // when binding fails: this runs for every argument of every call from Python.
+  auto bind = [&](size_t i, const IValue& v, size_t position) -> bool {
     auto c = convert_argument(v, *params[i].type(), params[i].N());
     if (!c) {
-      *why = fmt::format("argument '{}'{} must be {}, not {}", params[i].name(), where,
+      *why = fmt::format("argument '{}'{} must be {}, not {}", params[i].name(),
+                         position ? fmt::format(" (position {})", position) : std::string(),
                          params[i].type()->str(), python_type_name(v));
       return false;
     }
@@ -330,28 +333,35 @@ std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args
     return true;
   };
 
-  // ones(2, 3) means ones([2, 3]): a lone positional int list takes varargs, as in PyTorch.
-  std::vector<IValue> positional = args.positional;
-  if (max_positional == 1 && positional.size() >= 1 && positional[0].is_int()) {
-    const Type& t = *params[0].type();
+  // ones(2, 3) means ones([2, 3]): a lone positional int list takes varargs, as in PyTorch;
+  // so does the one after self in a method call (x.view(2, 3)).
+  const std::vector<IValue>* given = &args.positional;
+  std::vector<IValue> varargs;
+  const size_t first = args.self_bound ? 1 : 0;
+  if (max_positional == first + 1 && given->size() > first && (*given)[first].is_int()) {
+    const Type& t = *params[first].type();
     if (t.kind() == TypeKind::List && (t.contained()[0]->kind() == TypeKind::Int ||
                                        t.contained()[0]->kind() == TypeKind::SymInt)) {
-      positional = {IValue::make_generic_list(positional)};
+      varargs.assign(given->begin(), given->begin() + static_cast<std::ptrdiff_t>(first));
+      varargs.push_back(IValue::make_generic_list(
+          std::vector<IValue>(given->begin() + static_cast<std::ptrdiff_t>(first), given->end())));
+      given = &varargs;
     }
   }
+  const std::vector<IValue>& positional = *given;
   if (positional.size() > max_positional) {
     return fail(fmt::format("takes {} positional argument{} but {} {} given", max_positional,
                             max_positional == 1 ? "" : "s", positional.size(),
                             positional.size() == 1 ? "was" : "were"));
   }
   for (size_t i = 0; i < positional.size(); ++i) {
-    if (!bind(i, positional[i], fmt::format(" (position {})", i + 1))) return std::nullopt;
+    if (!bind(i, positional[i], i + 1)) return std::nullopt;
   }
   for (const auto& [name, value] : args.keywords) {
     auto index = schema.argument_index(name);
     if (!index) return fail(fmt::format("got an unexpected keyword argument '{}'", name));
     if (bound[*index]) return fail(fmt::format("got multiple values for argument '{}'", name));
-    if (!bind(*index, value, "")) return std::nullopt;
+    if (!bind(*index, value, 0)) return std::nullopt;
   }
   if (is_factory(schema)) {
     for (size_t i = 0; i < params.size(); ++i) {
@@ -432,7 +442,7 @@ BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDe
   return bind_to_overloads(resolve_operator(name), name, args, defaults);
 }
 
-BoundCall bind_to_overloads(const std::vector<OperatorHandle>& candidates, std::string_view name,
+BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                             const CallArgs& args, const FactoryDefaults& defaults) {
   std::vector<std::string> reasons;
   for (const OperatorHandle& op : candidates) {

@@ -10,6 +10,7 @@
 // fits str, Device ("cpu", "meta", "cuda:1") and Dimname; None fits any optional type.
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,9 @@ namespace opd::cli::eval {
 struct CallArgs {
   std::vector<IValue> positional;
   std::vector<std::pair<std::string, IValue>> keywords;
+  // A method call (x.view(2, 3)): positional[0] is the tensor it was called on, and an int
+  // list argument right after it takes varargs, as torch's Tensor methods do.
+  bool self_bound = false;
 };
 
 // --device / --dtype: passed as device= / dtype= to factory functions (operators with a
@@ -56,7 +60,7 @@ BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDe
 // The same over given candidates (in Note [Overload order]'s order, as resolve_operator returns
 // them), `name` being what the errors call them ("add"): the Python package's packets.
 // REQUIRES: candidates is not empty.
-BoundCall bind_to_overloads(const std::vector<OperatorHandle>& candidates, std::string_view name,
+BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                             const CallArgs& args, const FactoryDefaults& defaults);
 
 // Binds `args` to `schema`; nullopt with `*why` set when they do not fit.

@@ -20,24 +20,33 @@ struct OperatorInfo {
   std::string_view symbol;
   const char* aten;       // the operator `tensor op x` calls
   const char* reflected;  // what `number op tensor` calls with (tensor, number); null: wrapped
+  bool wraps_numbers;     // a number operand is a wrapped number (the .Tensor overload)
 };
 
 // As torch/_tensor.py and python_variable_methods.cpp: __radd__ is add, __rmul__ mul, the
 // reflected comparisons swap (2 < x is x > 2), __rsub__/__rtruediv__/__rpow__ wrap the number.
+// Torch's Python signatures of add, sub, mul and div take only a Tensor `other` (a number
+// becomes a wrapped number: `x + 1` records AddBackward0); pow and the comparisons have Scalar
+// forms.
 constexpr std::array<OperatorInfo, 12> kOperators = {{
-    {"+", "aten::add", "aten::add"},
-    {"-", "aten::sub", nullptr},
-    {"*", "aten::mul", "aten::mul"},
-    {"/", "aten::div", nullptr},
-    {"**", "aten::pow", nullptr},
-    {"@", "aten::matmul", nullptr},
-    {"==", "aten::eq", "aten::eq"},
-    {"!=", "aten::ne", "aten::ne"},
-    {"<", "aten::lt", "aten::gt"},
-    {"<=", "aten::le", "aten::ge"},
-    {">", "aten::gt", "aten::lt"},
-    {">=", "aten::ge", "aten::le"},
+    {"+", "aten::add", "aten::add", true},
+    {"-", "aten::sub", nullptr, true},
+    {"*", "aten::mul", "aten::mul", true},
+    {"/", "aten::div", nullptr, true},
+    {"**", "aten::pow", nullptr, false},
+    {"@", "aten::matmul", nullptr, false},
+    {"==", "aten::eq", "aten::eq", false},
+    {"!=", "aten::ne", "aten::ne", false},
+    {"<", "aten::lt", "aten::gt", false},
+    {"<=", "aten::le", "aten::ge", false},
+    {">", "aten::gt", "aten::lt", false},
+    {">=", "aten::ge", "aten::le", false},
 }};
+
+IValue maybe_wrapped(const OperatorInfo& info, const IValue& v) {
+  if (info.wraps_numbers && v.is_scalar()) return IValue(wrapped_number(v.to_scalar()));
+  return v;
+}
 
 IValue call(const char* name, IValue a, IValue b) {
   return call_operator(name, {std::move(a), std::move(b)}, {});
@@ -67,8 +76,7 @@ std::optional<IValue> int_arithmetic(std::string_view op, int64_t a, int64_t b) 
 }
 
 // Two real numbers, as Python computes them; nullopt for '@'.
-std::optional<IValue> number_arithmetic(std::string_view op, const IValue& lhs,
-                                        const IValue& rhs) {
+std::optional<IValue> number_arithmetic(std::string_view op, const IValue& lhs, const IValue& rhs) {
   const bool ints = !lhs.is_double() && !rhs.is_double();
   const double a = lhs.to_scalar().to_double(), b = rhs.to_scalar().to_double();
   if (op == "==") return IValue(a == b);
@@ -107,9 +115,9 @@ IValue apply_binary(std::string_view op, const IValue& lhs, const IValue& rhs) {
     if (o.symbol == op) info = &o;
   }
   OPD_CHECK(info != nullptr, "opd eval: unknown operator '{}'", op);
-  if (lhs.is_tensor()) return call(info->aten, lhs, rhs);
+  if (lhs.is_tensor()) return call(info->aten, lhs, maybe_wrapped(*info, rhs));
   if (rhs.is_tensor() && lhs.is_scalar() && op != "@") {
-    if (info->reflected) return call(info->reflected, rhs, lhs);
+    if (info->reflected) return call(info->reflected, rhs, maybe_wrapped(*info, lhs));
     return call(info->aten, IValue(wrapped_number(lhs.to_scalar())), rhs);
   }
   if (is_real_number(lhs) && is_real_number(rhs)) {

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <initializer_list>
 #include <complex>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "eval_lexer.h"
 #include "opd/error.h"
@@ -104,9 +104,8 @@ class Parser {
     Expr lhs = operand();
     int levels = 0;
     while (true) {
-      auto op = std::find_if(ops.begin(), ops.end(), [&](std::string_view o) {
-        return peek().is(o);
-      });
+      auto op =
+          std::find_if(ops.begin(), ops.end(), [&](std::string_view o) { return peek().is(o); });
       if (op == ops.end()) break;
       const Token& at = next();
       enter(at);

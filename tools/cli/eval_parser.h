@@ -48,9 +48,9 @@ struct Program {
 };
 
 // How deeply lists, calls and operators may nest: `[[1]]` and `f(g(1))` are two levels,
-// `f([1])` two, `x + y + z` two, `-(-x)` two. Python's parser stops at 200 nested brackets too. Everything that walks an Expr (the
-// evaluator, tensor literals, the printers, ~Expr) recurses over it, so this limit is what
-// keeps a hostile program from overflowing the stack.
+// `f([1])` two, `x + y + z` two, `-(-x)` two. Python's parser stops at 200 nested brackets too.
+// Everything that walks an Expr (the evaluator, tensor literals, the printers, ~Expr) recurses over
+// it, so this limit is what keeps a hostile program from overflowing the stack.
 inline constexpr int kMaxNesting = 200;
 
 // Throws opd::ValueError with the column and a caret on a syntax error, for a program

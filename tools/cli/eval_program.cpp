@@ -105,7 +105,8 @@ Value Evaluator::call(const Expr& e) {
   // receiver binds as the operator's first argument, as torch's Tensor methods do.
   std::string name = e.name;
   if (e.kind == Expr::Kind::Call) {
-    if (size_t dot = name.find('.'); dot != std::string::npos && name.find("::") == std::string::npos) {
+    if (size_t dot = name.find('.');
+        dot != std::string::npos && name.find("::") == std::string::npos) {
       if (auto it = variables_.find(std::string_view(name).substr(0, dot));
           it != variables_.end()) {
         positional.insert(positional.begin(), it->second.value);
