@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "error_text.h"
 #include "opd/dispatcher.h"
 #include "opd/error.h"
 #include "opd/tensor.h"
@@ -599,6 +600,42 @@ TEST(Library, DebugStringsNameTheFileAndLineOfEachCall) {
   EXPECT_THAT(op->dump_state(), HasSubstr("debug: " + at_line(def_line) + "\n"));
   EXPECT_THAT(op->dump_state(), HasSubstr("CPU: " + at_line(impl_line) + " :: "));
   EXPECT_THAT(op->dump_computed_table(), HasSubstr("CPU: " + at_line(impl_line) + " [kernel]"));
+}
+
+// A site that is not C++ source (the Python package's file and line): the same debug strings,
+// and the same checks, as a source_location site.
+TEST(Library, RegistrationSitesThatAreNotCppSource) {
+  std::string file = "tests/python/test_library.py";
+  Library lib(Library::DEF, "test_library_pysite", std::nullopt, RegistrationSite{file, 3});
+  file = "overwritten";  // a site is a view: what it names is copied at registration
+  lib.def("foo(Tensor x) -> Tensor", RegistrationSite{"t.py", 4});
+  lib.impl("foo", DK::CPU, CppFunction(&identity), RegistrationSite{"t.py", 5});
+  lib.impl("foo", std::nullopt, CppFunction(&identity2), RegistrationSite{"t.py", 6});
+  auto op = find("test_library_pysite::foo");
+  EXPECT_EQ(op->debug(), "registered at t.py:4");
+  EXPECT_THAT(op->dump_state(), HasSubstr("CPU: registered at t.py:5 :: "));
+  EXPECT_THAT(op->dump_state(),
+              HasSubstr("CompositeImplicitAutograd[alias]: registered at t.py:6"));
+  EXPECT_THAT(test_util::error_text<Error>([] {
+                Library again(Library::DEF, "test_library_pysite", std::nullopt,
+                              RegistrationSite{"u.py", 7});
+              }),
+              AllOf(HasSubstr("registered at u.py:7"),
+                    HasSubstr("registered at tests/python/test_library.py:3")));
+
+  Library impl(Library::IMPL, "test_library_pysite", DK::Meta, RegistrationSite{"t.py", 8});
+  impl.impl("foo", std::nullopt, CppFunction(&identity), RegistrationSite{"t.py", 9});
+  EXPECT_THAT(find("test_library_pysite::foo")->dump_state(),
+              HasSubstr("Meta: registered at t.py:9 :: "));
+  EXPECT_THAT(test_util::error_text<Error>([&] {
+                impl.impl("foo", DK::CPU, CppFunction(&identity), RegistrationSite{"t.py", 10});
+              }),
+              HasSubstr("Explicitly provided dispatch key (CPU) is inconsistent with the dispatch "
+                        "key of the enclosing IMPL block (Meta)."));
+  EXPECT_EQ(impl.registration_count(), 1u);
+  Library fallbacks(Library::IMPL, "_", DK::PrivateUse1, RegistrationSite{"t.py", 11});
+  fallbacks.fallback(CppFunction::make_fallthrough(), RegistrationSite{"t.py", 12});
+  EXPECT_EQ(dispatcher().fallback_debug(DK::PrivateUse1), "registered at t.py:12");
 }
 
 TEST(Library, DuplicateDefErrorNamesBothCallSites) {
