@@ -145,11 +145,11 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
   OperatorName name = schema.operator_name();
   check_not_notifying(name);
   auto existing = operators_.find(name);
-  if (existing != operators_.end() && existing->second->schema_) {
+  if (existing != operators_.end() && existing->second->has_schema()) {
     const OperatorEntry& e = *existing->second;
     // A plugin being reloaded may def what its previous version defined, with the same schema,
     // so that the operator never disappears during the swap.
-    bool replacing = ctx && ctx->replaces && *e.schema_ == schema &&
+    bool replacing = ctx && ctx->replaces && *e.schema_or_null() == schema &&
                      std::all_of(e.defs_.begin(), e.defs_.end(),
                                  [&](const auto& d) { return d.owner.get() == ctx->replaces; });
     if (!replacing) {
@@ -169,8 +169,8 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
     }
   }
   OperatorEntry& e = existing != operators_.end() ? *existing->second : create(name);
-  bool first = !e.schema_;
-  if (first) e.schema_ = std::move(schema);
+  bool first = !e.has_schema();
+  if (first) e.publish_schema(std::move(schema));
   auto record = e.defs_.insert(e.defs_.begin(), {std::move(debug), ctx ? ctx->owner : nullptr});
   ++e.def_and_impl_count_;
   if (first) {
@@ -194,7 +194,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
         }
       }
       notifying_ = false;
-      e.schema_.reset();
+      retire(e.unpublish_schema());
       e.defs_.erase(record);
       --e.def_and_impl_count_;
       std::string schema_text = name.to_string();
@@ -211,7 +211,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
     OPD_INTERNAL_ASSERT(!e.defs_.empty());
     if (e.defs_.size() == 1) {
       notify_deregistered(OperatorHandle(&e));
-      e.schema_.reset();
+      retire(e.unpublish_schema());
     }
     retire(std::move(record->owner));
     e.defs_.erase(record);
@@ -243,15 +243,15 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
   auto existing = operators_.find(name);
   OperatorEntry* e = existing == operators_.end() ? nullptr : existing->second.get();
   // Every check runs before any change, so a refused impl leaves the state as it was.
-  if (e && e->schema_ && inferred_schema) {
-    check_inferred_schema(*e->schema_, e->schema_debug_locked(), *inferred_schema, debug);
+  if (e && e->has_schema() && inferred_schema) {
+    check_inferred_schema(*e->schema_or_null(), e->schema_debug_locked(), *inferred_schema, debug);
   }
   if (e && cpp_signature) {
     if (auto prev = e->cpp_signature(); prev && !(prev->signature == *cpp_signature)) {
       throw Error(fmt::format(
           "\nMismatch in kernel C++ signatures\n  operator: {}\n    {}\n  kernel 1: {}\n    "
           "dispatch key: {}\n    {}\n  kernel 2: {}\n    dispatch key: {}\n    {}\n",
-          e->schema_ ? e->schema_->to_string() : name.to_string(),
+          e->has_schema() ? e->schema_or_null()->to_string() : name.to_string(),
           debug_or_unknown(e->schema_debug_locked()), prev->signature.name(), to_string(prev->key),
           *prev->debug, cpp_signature->name(), to_string(k), debug));
     }
@@ -267,7 +267,7 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
         "Overriding a previously registered kernel for the same operator and the same dispatch "
         "key\n  operator: {}\n    {}\n  dispatch key: {}\n  previous kernel: {}\n       new "
         "kernel: {}",
-        entry.schema_ ? entry.schema_->to_string() : name.to_string(),
+        entry.has_schema() ? entry.schema_or_null()->to_string() : name.to_string(),
         debug_or_unknown(entry.schema_debug_locked()), to_string(k), list.front()->debug, debug);
   }
   auto annotated = std::make_shared<AnnotatedKernel>(
@@ -384,7 +384,7 @@ std::vector<OperatorName> Dispatcher::find_dangling_impls() {
   WriteLock lock(*this);
   std::vector<OperatorName> out;
   for (const auto& [name, e] : operators_) {
-    if (!e->schema_) out.push_back(name);
+    if (!e->has_schema()) out.push_back(name);
   }
   return out;
 }

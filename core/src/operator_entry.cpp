@@ -49,10 +49,20 @@ OperatorEntry::OperatorEntry(OperatorName name) : name_(std::move(name)), key_ma
 }
 
 const FunctionSchema& OperatorEntry::schema() const {
-  OPD_CHECK(schema_.has_value(),
-            "{}: the operator has kernels but no schema; did you forget to def() it?",
+  const FunctionSchema* s = schema_or_null();
+  OPD_CHECK(s != nullptr, "{}: the operator has kernels but no schema; did you forget to def() it?",
             name_.to_string());
-  return *schema_;
+  return *s;
+}
+
+void OperatorEntry::publish_schema(FunctionSchema schema) {
+  schema_owner_ = std::make_shared<FunctionSchema>(std::move(schema));
+  schema_.store(schema_owner_.get(), std::memory_order_release);
+}
+
+std::shared_ptr<void> OperatorEntry::unpublish_schema() {
+  schema_.store(nullptr, std::memory_order_release);
+  return std::move(schema_owner_);
 }
 
 const std::string& OperatorEntry::schema_debug_locked() const {
@@ -187,7 +197,7 @@ void OperatorEntry::check_signature(const CppSignature& sig, const std::string& 
   std::optional<FunctionSchema> schema;
   {
     Dispatcher::WriteLock lock(Dispatcher::singleton());
-    std::string op = schema_ ? schema_->to_string() : name_.to_string();
+    std::string op = has_schema() ? schema_or_null()->to_string() : name_.to_string();
     if (auto known = cpp_signature()) {
       OPD_CHECK(known->signature == sig,
                 "\nTried to access or call an operator with a wrong signature.\n  operator: "
@@ -195,8 +205,8 @@ void OperatorEntry::check_signature(const CppSignature& sig, const std::string& 
                 op, schema_debug_locked(), known->signature.name(), *known->debug, sig.name());
       return;
     }
-    if (!schema_) return;
-    schema = *schema_;
+    if (!has_schema()) return;
+    schema = *schema_or_null();
     problem = schema_debug_locked();
   }
   // Parsing and comparing need no lock: they use copies.
@@ -214,8 +224,8 @@ std::string OperatorEntry::dump_state() const {
 
 std::string OperatorEntry::dump_state_locked() const {
   std::string out = fmt::format("name: {}\n", name_.to_string());
-  if (schema_) {
-    out += fmt::format("schema: {}\ndebug: {}\n", schema_->to_string(), schema_debug_locked());
+  if (const FunctionSchema* s = schema_or_null()) {
+    out += fmt::format("schema: {}\ndebug: {}\n", s->to_string(), schema_debug_locked());
   } else {
     out += "schema: (none)\n";
   }
@@ -283,12 +293,12 @@ void OperatorEntry::check_invariants_locked() const {
                     "table:\n~~~~~~~~~~~\n{}",
                     name_.to_string(), what, dump_state_locked(), dump_computed_table_locked()));
   };
-  if (schema_ && !(schema_->operator_name() == name_)) {
+  if (const FunctionSchema* s = schema_or_null(); s && !(s->operator_name() == name_)) {
     fail(fmt::format("schema name {} differs from the operator's name",
-                     schema_->operator_name().to_string()));
+                     s->operator_name().to_string()));
   }
   if (!kernels(DispatchKey::Undefined).empty()) fail("a kernel is registered to Undefined");
-  if (defs_.empty() == schema_.has_value()) fail("def_count and schema disagree");
+  if (defs_.empty() == has_schema()) fail("def_count and schema disagree");
   int kernel_count = 0;
   for (const auto& l : kernels_) kernel_count += static_cast<int>(l.size());
   if (def_count() + kernel_count != def_and_impl_count_)

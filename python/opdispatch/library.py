@@ -206,7 +206,7 @@ def _default_text(value):
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return "'" + value + "'"
+        return '"' + value + '"'  # as torch's infer_schema and the schema printer
     if isinstance(value, _C.dtype):
         return repr(value).split(".")[-1]
     raise ValueError(f"infer_schema(): unsupported default value {value!r}")

@@ -23,10 +23,11 @@ class OpOverload(_C._OpOverload):
         super().__init__(self.name())
         self.schema  # raises when the overload has no schema
 
-    def redispatch(self, keyset, *args, **kwargs):
+    def redispatch(self_, keyset, /, *args, **kwargs):
         """Calls the kernel for the highest key of ``keyset`` (a DispatchKeySet), as a kernel
-        that passes the call below its own key does."""
-        return super().redispatch(keyset, *args, **kwargs)
+        that passes the call below its own key does. (``self_``: aten's ``self`` may be passed
+        by keyword.)"""
+        return _C._OpOverload.redispatch(self_, keyset, *args, **kwargs)
 
     @property
     def _schema(self):

@@ -115,16 +115,21 @@ def assert_no_dangling_impls(allowed=()):
     assert not dangling, "dangling impls:\n" + "\n".join(dangling)
 
 
-# pytest plugin.
+# The pytest plugin: an autouse fixture, so that a failed check is an error of the test that
+# caused it, and pytest's own setup and teardown of the next test are untouched.
 
-def pytest_runtest_teardown(item, nextitem):
-    before = getattr(item, "_opdispatch_dangling_before", None)
-    after = set(_C._dispatch_find_dangling_impls())
-    if before is not None:
-        new = after - before
+try:
+    import pytest as _pytest
+except ImportError:  # opdispatch.testing is usable without pytest
+    _pytest = None
+
+if _pytest is not None:
+    @_pytest.fixture(autouse=True)
+    def opdispatch_checks():
+        """After each test: no dangling impls that were not there before it, and the
+        dispatcher's invariants hold."""
+        before = set(_C._dispatch_find_dangling_impls())
+        yield
+        new = set(_C._dispatch_find_dangling_impls()) - before
         assert not new, "the test left dangling impls:\n" + "\n".join(sorted(new))
-    _C._dispatch_check_all_invariants()
-
-
-def pytest_runtest_setup(item):
-    item._opdispatch_dangling_before = set(_C._dispatch_find_dangling_impls())
+        _C._dispatch_check_all_invariants()

@@ -86,7 +86,7 @@ CallbackGil::CallbackGil(const std::string& what) {
   g_running.fetch_add(1);
   if (g_shutting_down.load() || interpreter_finalizing()) {
     g_running.fetch_sub(1);
-    throw Error(what + ": the Python interpreter is shutting down; " + what + " cannot run");
+    throw Error(what + " cannot run: the Python interpreter is shutting down");
   }
   state_ = PyGILState_Ensure();
   drain_releases();

@@ -18,7 +18,7 @@ void run_with_gil_later(void (*fn)(void*), void* ctx) noexcept;
 void drain_releases();
 
 // Taken by C++ code that is about to run Python code on any thread (a Python kernel). Throws
-// opd::Error "<what>: the Python interpreter is shutting down; <what> cannot run" once
+// opd::Error "<what> cannot run: the Python interpreter is shutting down" once
 // shutdown began, instead of taking the GIL (which would hang or end the thread during
 // finalization). Otherwise holds the GIL for its scope.
 class CallbackGil {

@@ -38,6 +38,7 @@ void bind_introspection(py::module_& m) {
   m.def(
       "_dispatch_dump",
       [](const std::string& name) {
+        detail::CallScope scope;  // Note [Operator handles from Python] in ops.cpp
         auto op = find(name);
         return op ? op->dump_state() : std::string();
       },
@@ -45,6 +46,7 @@ void bind_introspection(py::module_& m) {
   m.def(
       "_dispatch_dump_table",
       [](const std::string& name) {
+        detail::CallScope scope;
         auto op = find(name);
         return op ? op->dump_computed_table() : std::string();
       },
@@ -60,12 +62,14 @@ void bind_introspection(py::module_& m) {
   m.def(
       "_dispatch_has_kernel_for_dispatch_key",
       [](const std::string& name, const std::string& key) {
+        detail::CallScope scope;
         return find_or_throw(name).has_kernel_for_dispatch_key(parse_dispatch_key(key));
       },
       py::arg("name"), py::arg("dispatch"), Release());
   m.def(
       "_dispatch_find_dangling_impls",
       [] {
+        detail::CallScope scope;
         std::vector<std::string> out;
         for (const OperatorName& n : Dispatcher::singleton().find_dangling_impls()) {
           if (auto op = Dispatcher::singleton().find_op(n)) out.push_back(op->dump_state());
@@ -75,7 +79,10 @@ void bind_introspection(py::module_& m) {
       Release());
   m.def(
       "_dispatch_check_invariants",
-      [](const std::string& name) { find_or_throw(name).entry().check_invariants(); },
+      [](const std::string& name) {
+        detail::CallScope scope;
+        find_or_throw(name).entry().check_invariants();
+      },
       py::arg("name"), Release());
   m.def(
       "_dispatch_get_all_op_names",

@@ -26,6 +26,7 @@
 #include "gil.h"
 #include "opd/autograd.h"
 #include "opd/function_schema.h"
+#include "opd/operator_entry.h"
 #include "opd/operator_handle.h"
 
 namespace py = pybind11;
@@ -59,7 +60,14 @@ class PyKernel final : public OperatorKernel {
   ~PyKernel() override { release_pyobject(fn_); }
 
   void operator()(const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
-    const FunctionSchema& schema = op.schema();
+    // Read once: a def undone while this call runs leaves this schema valid until it returns
+    // (OperatorEntry::schema_ is retired, not destroyed), but unpublished for later readers.
+    const FunctionSchema* published = op.entry().schema_or_null();
+    OPD_CHECK(published != nullptr,
+              "{}: the operator's definition was removed while a call was on its way to its "
+              "Python kernel for {} (registered at {})",
+              op.operator_name().to_string(), key_name_, site_);
+    const FunctionSchema& schema = *published;
     const std::string what = schema.operator_name().to_string() + ": the Python kernel for " +
                              key_name_ + " (registered at " + site_ + ")";
     OPD_CHECK(t_depth < kMaxDepth,

@@ -22,6 +22,17 @@
 namespace py = pybind11;
 namespace eval = opd::cli::eval;
 
+// Note [Operator handles from Python]
+// A cached OperatorHandle points into the dispatcher's entry for the operator, which another
+// thread's deregistration may erase and, once no dispatcher call is in flight, free. So every
+// use of one happens inside a detail::CallScope entered before the cache is validated against
+// the schema generation: an entry erased after that check is retired, and not freed until the
+// scope ends (Note [Kernel reclamation] in core/src/dispatcher.cpp). The caches are the state of
+// Python objects: read and refreshed with the GIL held only (lookups under the GIL are allowed,
+// Note [The GIL and the dispatcher's locks]), and each call works on its own copy of them. The
+// scope lasts until the results are converted, the GIL taken back included: a scope only delays
+// reclamation, it never blocks anyone.
+
 namespace opd::python {
 namespace {
 
@@ -94,13 +105,13 @@ class OpPacket {
   OpPacket(std::string qualified, std::string name)
       : qualified_(std::move(qualified)), name_(std::move(name)) {}
 
-  // Note [Overload order]'s order; empty when the name has no schema now.
+  // Note [Overload order]'s order; empty when the name has no schema now. REQUIRES: the GIL
+  // and a CallScope (Note [Operator handles from Python]).
   const std::vector<OperatorHandle>& overloads() {
     uint64_t g = schema_generation();
     if (g != generation_) {
       handles_.clear();
       try {
-        py::gil_scoped_release r;
         handles_ = eval::resolve_operator(qualified_);
       } catch (const ValueError&) {
         // No overload has a schema now.
@@ -111,22 +122,28 @@ class OpPacket {
   }
 
   std::vector<std::string> overload_names() {
+    detail::CallScope scope;
     std::vector<std::string> out;
     for (const OperatorHandle& h : overloads()) {
-      const std::string& o = h.schema().overload_name();
+      // Null when another thread undid the def since the lookup.
+      const FunctionSchema* schema = h.entry().schema_or_null();
+      if (!schema) continue;
+      const std::string& o = schema->overload_name();
       out.push_back(o.empty() ? "default" : o);
     }
     return out;
   }
 
   py::object call(py::args args, py::kwargs kwargs) {
-    const auto& handles = overloads();
+    detail::CallScope scope;
+    std::vector<OperatorHandle> handles = overloads();  // this call's own copy
     OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
     return call_overloads(handles, name_, std::move(args), std::move(kwargs));
   }
   // x.name(...): args[0] is x.
   py::object call_method(py::args args, py::kwargs kwargs) {
-    const auto& handles = overloads();
+    detail::CallScope scope;
+    std::vector<OperatorHandle> handles = overloads();
     OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
     return call_overloads(handles, name_, std::move(args), std::move(kwargs), std::nullopt,
                           /*self_bound=*/true);
@@ -146,13 +163,11 @@ class OpOverload {
     display_ = name_.to_string();
   }
 
+  // REQUIRES: the GIL and a CallScope (Note [Operator handles from Python]).
   OperatorHandle handle() {
     uint64_t g = schema_generation();
     if (g != generation_ || !handle_) {
-      {
-        py::gil_scoped_release r;
-        handle_ = Dispatcher::singleton().find_schema(name_);
-      }
+      handle_ = Dispatcher::singleton().find_schema(name_);
       generation_ = g;
     }
     OPD_CHECK(handle_.has_value(), "opdispatch: operator {} is not defined (any more)",
@@ -161,12 +176,27 @@ class OpOverload {
   }
 
   py::object call(py::args args, py::kwargs kwargs) {
+    detail::CallScope scope;
     OperatorHandle h = handle();
     return call_overloads({&h, 1}, display_, std::move(args), std::move(kwargs));
   }
   py::object redispatch(DispatchKeySet keys, py::args args, py::kwargs kwargs) {
+    detail::CallScope scope;
     OperatorHandle h = handle();
     return call_overloads({&h, 1}, display_, std::move(args), std::move(kwargs), keys);
+  }
+  FunctionSchema schema() {
+    detail::CallScope scope;
+    const FunctionSchema* schema = handle().entry().schema_or_null();
+    OPD_CHECK(schema != nullptr, "opdispatch: operator {} is not defined (any more)", display_);
+    return *schema;
+  }
+  bool has_kernel_for_dispatch_key(const std::string& key) {
+    detail::CallScope scope;
+    OperatorHandle h = handle();
+    DispatchKey k = parse_dispatch_key(key);
+    py::gil_scoped_release r;
+    return h.has_kernel_for_dispatch_key(k);
   }
 
  private:
@@ -199,7 +229,7 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
       bound->op.call_boxed(&bound->stack);
     }
   }
-  return call_result(bound->op.schema(), std::move(bound->stack), args, kwargs);
+  return call_result(*bound->schema, std::move(bound->stack), args, kwargs);
 }
 
 void bind_ops(py::module_& m) {
@@ -251,14 +281,10 @@ void bind_ops(py::module_& m) {
       .def("_call_method", &OpPacket::call_method);
   py::class_<OpOverload>(m, "_OpOverload", py::module_local())
       .def(py::init<const std::string&>())
-      .def_property_readonly("schema", [](OpOverload& o) { return o.handle().schema(); })
+      .def_property_readonly("schema", &OpOverload::schema)
       .def("__call__", &OpOverload::call)
       .def("redispatch", &OpOverload::redispatch)
-      .def("has_kernel_for_dispatch_key", [](OpOverload& o, const std::string& key) {
-        OperatorHandle h = o.handle();
-        py::gil_scoped_release r;
-        return h.has_kernel_for_dispatch_key(parse_dispatch_key(key));
-      });
+      .def("has_kernel_for_dispatch_key", &OpOverload::has_kernel_for_dispatch_key);
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet", py::module_local())
       .def(py::init([](const std::string& key) { return DispatchKeySet(parse_dispatch_key(key)); }))

@@ -151,6 +151,9 @@ void bind_tensor(py::module_& m) {
       .def("__repr__", [](const GradFn& g) { return "<" + g.name + " object>"; });
 
   py::class_<Tensor> cls(m, "Tensor", py::module_local());
+  // Python's own messages ("unsupported operand type(s) for +: 'Tensor' and 'str'") name a type
+  // by tp_name, which pybind11 sets to "opdispatch._C.Tensor"; torch's say 'Tensor'.
+  reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_name = "Tensor";
   cls.attr("__array_priority__") = 1000;
   cls.def("__repr__",
           [](const Tensor& t) {

@@ -1,23 +1,27 @@
 // opdispatch.trace(): records every dispatch hop made on the thread that opened it, as the
-// lines `opd eval --trace` prints (the same code: eval::format_hop) and as objects. The
-// observer runs on dispatching threads without the GIL and never touches Python. While a trace
-// records it is the process's dispatch observer; the one installed before comes back when it
-// stops (traces nest as with-blocks do).
+// lines `opd eval --trace` prints (the same code: eval::format_hop) and as objects. One
+// process-wide observer serves every open trace: it is installed when the first trace opens and
+// removed when the last one closes, and hands each hop to the traces open on the dispatching
+// thread (a thread-local list), so traces on different threads, and nested traces on one, each
+// see all their thread's hops. The observer runs on dispatching threads without the GIL and
+// never touches Python. While traces are open it is the process's dispatch observer (one that
+// C++ installed before comes back when the last trace closes).
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bindings.h"
 #include "eval_trace.h"
 #include "opd/dispatch_observer.h"
 #include "opd/operator_handle.h"
+#include "opd/thread_annotations.h"
 
 namespace py = pybind11;
 namespace eval = opd::cli::eval;
@@ -38,12 +42,31 @@ struct Hop {
   std::string line;  // as opd eval --trace prints it, indented by depth
 };
 
-class Recorder final : public DispatchObserver {
+// What one trace recorded. Written by the thread that opened it, read by any.
+class Recorder {
  public:
-  explicit Recorder(std::thread::id thread) : thread_(thread) {}
+  void add(Hop h) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    hops_.push_back(std::move(h));
+  }
+  std::vector<Hop> hops() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return hops_;
+  }
+  std::atomic<bool> open{true};
 
+ private:
+  mutable std::mutex mutex_;
+  std::vector<Hop> hops_;
+};
+
+// The traces open on this thread, outermost first; closed ones are dropped on the next hop.
+thread_local std::vector<std::shared_ptr<Recorder>> t_recorders;
+
+class Multiplexer final : public DispatchObserver {
+ public:
   void on_enter(const DispatchHop& hop) override {
-    if (std::this_thread::get_id() != thread_) return;
+    if (!prune()) return;
     KernelOrigin origin = kernel_origin(hop);
     Hop h{hop.op.operator_name().to_string(),
           to_string(hop.entry),
@@ -55,12 +78,10 @@ class Recorder final : public DispatchObserver {
           hop.depth,
           false,
           std::string(2 * static_cast<size_t>(hop.depth), ' ') + eval::format_hop(hop, origin)};
-    std::lock_guard<std::mutex> lock(mutex_);
-    hops_.push_back(std::move(h));
+    for (const auto& r : t_recorders) r->add(h);
   }
   void on_exit(const DispatchHop& hop, bool threw) override {
-    if (!threw || std::this_thread::get_id() != thread_) return;
-    std::lock_guard<std::mutex> lock(mutex_);
+    if (!threw || !prune()) return;
     Hop h{hop.op.operator_name().to_string(),
           to_string(hop.entry),
           hop.keys.to_string(),
@@ -71,32 +92,50 @@ class Recorder final : public DispatchObserver {
           hop.depth,
           true,
           std::string(2 * static_cast<size_t>(hop.depth), ' ') + eval::format_raised(hop)};
-    hops_.push_back(std::move(h));
-  }
-  std::vector<Hop> hops() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return hops_;
+    for (const auto& r : t_recorders) r->add(h);
   }
 
  private:
-  std::thread::id thread_;
-  mutable std::mutex mutex_;
-  std::vector<Hop> hops_;
+  // Drops this thread's closed traces; true when one is still open.
+  static bool prune() {
+    std::erase_if(t_recorders, [](const auto& r) { return !r->open.load(); });
+    return !t_recorders.empty();
+  }
 };
+
+Mutex g_observer_mutex;
+int g_open_traces OPD_GUARDED_BY(g_observer_mutex) = 0;
+DispatchObserverGuard* g_observer OPD_GUARDED_BY(g_observer_mutex) = nullptr;
 
 class Trace {
  public:
+  ~Trace() { stop(); }
+
   void start() {
-    OPD_CHECK(!guard_, "opdispatch.trace: this trace is already recording");
-    recorder_ = std::make_shared<Recorder>(std::this_thread::get_id());
-    guard_.emplace(recorder_);
+    OPD_CHECK(!recorder_ || !recorder_->open.load(),
+              "opdispatch.trace: this trace is already recording");
+    OPD_CHECK(!recorder_, "opdispatch.trace: this trace was closed; open a new opdispatch.trace()");
+    recorder_ = std::make_shared<Recorder>();
+    t_recorders.push_back(recorder_);
+    MutexLock lock(g_observer_mutex);
+    if (g_open_traces++ == 0) {
+      g_observer = new DispatchObserverGuard(std::make_shared<Multiplexer>());
+    }
   }
-  void stop() { guard_.reset(); }
+  // Any thread (the garbage collector may close a trace on another one): the opening thread's
+  // list drops it on its next hop.
+  void stop() {
+    if (!recorder_ || !recorder_->open.exchange(false)) return;
+    MutexLock lock(g_observer_mutex);
+    if (--g_open_traces == 0) {
+      delete g_observer;
+      g_observer = nullptr;
+    }
+  }
   std::vector<Hop> hops() const { return recorder_ ? recorder_->hops() : std::vector<Hop>{}; }
 
  private:
   std::shared_ptr<Recorder> recorder_;
-  std::optional<DispatchObserverGuard> guard_;
 };
 
 }  // namespace

@@ -5,11 +5,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "opd/dispatcher.h"
+#include "opd/function_schema.h"
 #include "opd/library.h"
 #include "opd/tensor.h"
 
@@ -156,6 +159,39 @@ TEST(DispatcherConcurrency, ReclaimWaitsForCallsInFlight) {
   EXPECT_EQ(result, 7);
   EXPECT_GE(Dispatcher::singleton().reclaim(), before);
   EXPECT_EQ(Dispatcher::singleton().retired_count(), 0u);
+}
+
+// A boxed kernel reads its operator's schema (as the Python package's kernels and boxed
+// fallbacks do); undoing the def while it runs must leave that schema valid until it returns.
+// Before the fix the schema was destroyed in place: a use-after-free under ASan.
+TEST(DispatcherConcurrency, TheSchemaOutlivesACallRunningWhileItsDefIsUndone) {
+  std::atomic<bool> entered{false}, release{false};
+  std::string seen;
+  auto lib = std::make_unique<Library>(Library::DEF, "test_concurrency_schema");
+  lib->def("read(Tensor x, int n=3) -> int");
+  lib->impl("read", DispatchKey::CPU, CppFunction([&](const OperatorHandle& op, Stack* stack) {
+              const FunctionSchema& schema = op.schema();
+              entered.store(true);
+              while (!release.load()) std::this_thread::yield();
+              seen =
+                  schema.arguments()[1].name() + "=" + schema.arguments()[1].default_value_text();
+              stack->clear();
+              stack->emplace_back(int64_t{1});
+            }));
+  OperatorHandle op =
+      Dispatcher::singleton().find_schema_or_throw("test_concurrency_schema::read", "");
+  std::thread caller([&] {
+    Stack s{IValue(cpu_tensor()), IValue(int64_t{3})};
+    op.call_boxed(&s);
+  });
+  while (!entered.load()) std::this_thread::yield();
+  lib.reset();  // impl and def undone, the operator erased: retired, not freed
+  EXPECT_FALSE(Dispatcher::singleton().find_schema({"test_concurrency_schema::read", ""}));
+  EXPECT_EQ(Dispatcher::singleton().reclaim(), 0u);
+  release.store(true);
+  caller.join();
+  EXPECT_EQ(seen, "n=3");
+  EXPECT_GT(Dispatcher::singleton().reclaim(), 0u);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "opd/error.h"
 #include "opd/layout.h"
+#include "opd/operator_entry.h"
 
 namespace opd::cli::eval {
 namespace {
@@ -444,19 +445,28 @@ BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDe
 
 BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                             const CallArgs& args, const FactoryDefaults& defaults) {
-  std::vector<std::string> reasons;
+  std::vector<std::pair<OperatorHandle, const FunctionSchema*>> live;
+  live.reserve(candidates.size());
   for (const OperatorHandle& op : candidates) {
+    if (const FunctionSchema* s = op.entry().schema_or_null()) live.emplace_back(op, s);
+  }
+  OPD_CHECK(!live.empty(), "operator {} is not defined (any more)",
+            candidates.front().operator_name().name);
+  std::vector<std::string> reasons;
+  for (const auto& [op, schema] : live) {
     std::string why;
-    if (auto stack = try_bind(op.schema(), args, defaults, &why)) return {op, std::move(*stack)};
+    if (auto stack = try_bind(*schema, args, defaults, &why)) {
+      return {op, schema, std::move(*stack)};
+    }
     reasons.push_back(std::move(why));
   }
-  if (candidates.size() == 1) throw TypeError(fmt::format("{}(): {}", name, reasons[0]));
+  if (live.size() == 1) throw TypeError(fmt::format("{}(): {}", name, reasons[0]));
   std::string message = fmt::format(
       "{}() received an invalid combination of arguments - got ({}), but expected one of:", name,
       describe_arguments(args));
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    message += fmt::format("\n * {}\n      didn't match because: {}",
-                           candidates[i].schema().to_string(), reasons[i]);
+  for (size_t i = 0; i < live.size(); ++i) {
+    message += fmt::format("\n * {}\n      didn't match because: {}", live[i].second->to_string(),
+                           reasons[i]);
   }
   throw TypeError(message);
 }

@@ -41,6 +41,9 @@ struct FactoryDefaults {
 
 struct BoundCall {
   OperatorHandle op;
+  // op's schema, read once: valid for as long as the caller's dispatcher call scope lasts, even
+  // if another thread undoes the def meanwhile (the Python package binds and calls in one).
+  const FunctionSchema* schema;
   Stack stack;  // the schema's arguments, in order
 };
 
@@ -58,8 +61,9 @@ std::vector<OperatorHandle> resolve_operator(std::string_view name);
 BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDefaults& defaults);
 
 // The same over given candidates (in Note [Overload order]'s order, as resolve_operator returns
-// them), `name` being what the errors call them ("add"): the Python package's packets.
-// REQUIRES: candidates is not empty.
+// them), `name` being what the errors call them ("add"): the Python package's packets. A
+// candidate whose def was undone since it was looked up is skipped; none left is an Error
+// "operator ns::name is not defined (any more)". REQUIRES: candidates is not empty.
 BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                             const CallArgs& args, const FactoryDefaults& defaults);
 

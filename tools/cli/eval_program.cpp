@@ -147,7 +147,7 @@ Value Evaluator::call(const Expr& e) {
   } else if (!bound.stack.empty()) {
     out.value = IValue::make_tuple(std::move(bound.stack));
     // Named returns print as torch.return_types.<name>, as PyTorch's struct sequences.
-    const FunctionSchema& s = bound.op.schema();
+    const FunctionSchema& s = *bound.schema;
     bool named = s.returns().size() == out.value.to_tuple().size();
     for (const Argument& r : s.returns()) named = named && !r.name().empty();
     if (named) {

@@ -58,12 +58,12 @@ class OPD_API OperatorEntry {
   OperatorEntry& operator=(const OperatorEntry&) = delete;
 
   const OperatorName& operator_name() const { return name_; }
-  bool has_schema() const { return schema_.has_value(); }
+  bool has_schema() const { return schema_.load(std::memory_order_acquire) != nullptr; }
   // Throws Error when the operator has no schema (impls only).
   const FunctionSchema& schema() const;
   // The schema, or null for an impl-only operator: for the boxed call path, which reads it on
   // every call.
-  const FunctionSchema* schema_or_null() const { return schema_ ? &*schema_ : nullptr; }
+  const FunctionSchema* schema_or_null() const { return schema_.load(std::memory_order_acquire); }
   // Where the active def came from; empty without a schema.
   std::string schema_debug() const;
   int def_count() const;
@@ -107,6 +107,11 @@ class OPD_API OperatorEntry {
   friend class Dispatcher;
   using KernelList = std::list<std::shared_ptr<AnnotatedKernel>>;
 
+  // The first def's schema becomes the operator's; the last def's removal unpublishes it and
+  // returns its owner, for the dispatcher to retire.
+  void publish_schema(FunctionSchema schema) OPD_REQUIRES(detail::registration_mutex);
+  std::shared_ptr<void> unpublish_schema() OPD_REQUIRES(detail::registration_mutex);
+
   // The C++ signature of the first unboxed kernel, with its key and debug, if any.
   struct SignatureSource {
     CppSignature signature;
@@ -145,10 +150,12 @@ class OPD_API OperatorEntry {
     std::string debug;
     std::shared_ptr<void> owner;
   };
-  // Written under the registration mutex; read without it by calls (argument checks), which
-  // is safe because a schema is only removed with the operator's last def, after which calling
-  // the operator is undefined (as in PyTorch).
-  std::optional<FunctionSchema> schema_;
+  // Published under the registration mutex; read without it by calls (argument checks, boxed
+  // kernels reading op.schema()). Removing the last def unpublishes it and retires its owner,
+  // so a call already running keeps a valid schema until it returns (Note [Kernel
+  // reclamation]); calling the operator after that is undefined (as in PyTorch).
+  std::atomic<const FunctionSchema*> schema_{nullptr};
+  std::shared_ptr<FunctionSchema> schema_owner_ OPD_GUARDED_BY(detail::registration_mutex);
   // Newest first. More than one only while a plugin is being reloaded: both versions def the
   // operator with the same schema. INVARIANT: schema_ is set iff defs_ is not empty.
   std::list<DefRecord> defs_ OPD_GUARDED_BY(detail::registration_mutex);

@@ -1,0 +1,428 @@
+"""opdispatch.library: Library DEF/FRAGMENT/IMPL with define/impl/fallback/close, registrations
+undone by close, with and garbage collection, Python kernels' argument and result conversion,
+errors crossing both ways with the operator, key and Python registration site, custom_op with
+infer_schema, register_fake and register_kernel, and a clean interpreter exit."""
+
+import gc
+import sys
+from typing import List, Optional, Sequence, Tuple
+
+import pytest
+
+import opdispatch as opd
+from opdispatch import Tensor, _C
+from opdispatch.library import (Library, custom_op, fallthrough_kernel, infer_schema,
+                                register_fake)
+
+
+def here():
+    """The line after the caller's: where the registration on that next line is made."""
+    return f"{__file__}:{sys._getframe(1).f_lineno + 1}"
+
+
+def test_define_and_impl_with_the_registration_sites_in_the_dump():
+    with Library("libsite", "DEF") as lib:
+        def_site = here()
+        lib.define("f(Tensor x) -> Tensor")
+        impl_site = here()
+        lib.impl("f", lambda x: x * 2, "CPU")
+        assert opd.ops.libsite.f(opd.tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+        dump = _C._dispatch_dump("libsite::f")
+        assert dump.startswith("name: libsite::f\nschema: libsite::f(Tensor x) -> Tensor\n")
+        assert f"\ndebug: registered at {def_site}\n" in dump
+        assert f"\nCPU: registered at {impl_site} :: (none) [ boxed ]\n" in dump
+    assert _C._dispatch_dump("libsite::f") == ""
+
+
+def test_define_returns_the_name_and_refuses_a_duplicate():
+    with Library("libdup", "DEF") as lib:
+        assert lib.define("f(Tensor x) -> Tensor") == "f"
+        with pytest.raises(RuntimeError, match=r"^Tried to register an operator "
+                                               r"\(libdup::f\(Tensor x\) -> Tensor\) with the same "
+                                               r"name and overload name multiple times"):
+            lib.define("f(Tensor x) -> Tensor")
+        with pytest.raises(RuntimeError, match=r"^Only a single OPD_LIBRARY can be used to "
+                                               r"register the namespace libdup"):
+            Library("libdup", "DEF")
+
+
+def test_fragment_and_impl_libraries_and_the_default_key():
+    with Library("libfrag", "DEF") as a, Library("libfrag", "FRAGMENT") as b:
+        a.define("f(Tensor x) -> Tensor")
+        b.define("g(Tensor x) -> Tensor")
+        with Library("libfrag", "IMPL", "CPU") as c:
+            c.impl("g", lambda x: x + 1)  # the library's key
+            assert _C._dispatch_has_kernel_for_dispatch_key("libfrag::g", "CPU")
+            assert opd.ops.libfrag.g(opd.tensor([1.0])).tolist() == [2.0]
+            with pytest.raises(RuntimeError, match=r"^Cannot define an operator inside of a "
+                                                   r"IMPL block"):
+                c.define("h(Tensor x) -> Tensor")
+        assert not _C._dispatch_has_kernel_for_dispatch_key("libfrag::g", "CPU")
+        a.impl("f", lambda x: x * 3)  # no key: CompositeImplicitAutograd
+        assert _C._dispatch_has_kernel_for_dispatch_key("libfrag::f", "CompositeImplicitAutograd")
+        assert opd.ops.libfrag.f(opd.tensor([1.0])).tolist() == [3.0]
+    with pytest.raises(ValueError, match=r"^Unsupported kind: BAD$"):
+        Library("libfrag", "BAD")
+
+
+def test_impl_refusals():
+    with Library("libref", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        with pytest.raises(TypeError, match=r"^Input function is required to be a callable but "
+                                            r"found type <class 'int'>$"):
+            lib.impl("f", 3, "CPU")
+        with pytest.raises(ValueError, match=r"^impl\(other::f\): this Library's namespace is "
+                                             r"'libref'$"):
+            lib.impl("other::f", lambda x: x, "CPU")
+    with pytest.raises(RuntimeError, match=r"^Library\('libref', 'DEF'\) was closed$"):
+        lib.impl("f", lambda x: x, "CPU")
+    assert repr(lib) == "Library(kind=DEF, ns=libref) (closed)"
+
+
+def test_a_with_block_undoes_its_registrations_when_it_raises():
+    with pytest.raises(KeyError):
+        with Library("libwith", "DEF") as lib:
+            lib.define("f(Tensor x) -> Tensor")
+            lib.impl("f", lambda x: x, "CPU")
+            raise KeyError("out")
+    assert _C._dispatch_dump("libwith::f") == ""
+
+
+def test_garbage_collection_undoes_the_registrations():
+    lib = Library("libgc", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: x, "CPU")
+    assert _C._dispatch_has_kernel_for_dispatch_key("libgc::f", "CPU")
+    del lib
+    gc.collect()
+    assert _C._dispatch_dump("libgc::f") == ""
+
+    cyclic = Library("libgc", "DEF")
+    cyclic.define("g(Tensor x) -> Tensor")
+    cyclic.me = cyclic
+    del cyclic
+    gc.collect()
+    assert _C._dispatch_dump("libgc::g") == ""
+
+
+def test_fallthrough_kernel_skips_its_key():
+    x = opd.tensor([1.0])
+
+    def refuse(x):
+        raise AssertionError("the AutogradCPU kernel ran")
+
+    with Library("libft", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x * 5, "CPU")
+        lib.impl("f", refuse, "AutogradCPU")
+        with pytest.raises(AssertionError, match="the AutogradCPU kernel ran"):
+            opd.ops.libft.f(x)
+        with Library("libft", "IMPL") as skip:
+            skip.impl("f", fallthrough_kernel, "AutogradCPU")
+            assert "AutogradCPU: registered at" in _C._dispatch_dump("libft::f")
+            assert "[ fallthrough" in _C._dispatch_dump("libft::f")
+            assert opd.ops.libft.f(x).tolist() == [5.0]
+        with pytest.raises(AssertionError, match="the AutogradCPU kernel ran"):
+            opd.ops.libft.f(x)
+
+
+def test_a_backend_fallback_receives_the_operator_and_its_arguments():
+    x = opd.tensor([1.0, 2.0])
+    seen = []
+
+    def fallback(op, *args, **kwargs):
+        seen.append((op, len(args), sorted(kwargs)))
+        return args[0] * 7
+
+    keys = opd.DispatchKeySet("PrivateUse1")
+    with Library("_", "IMPL", "PrivateUse1") as lib:
+        lib.fallback(fallback)
+        assert opd.ops.aten.add.Tensor.redispatch(keys, x, x).tolist() == [7.0, 14.0]
+    assert seen == [(opd.ops.aten.add.Tensor, 2, ["alpha"])]
+    with pytest.raises(NotImplementedError, match=r"^Could not run 'aten::add.Tensor' with "
+                                                  r"arguments from the 'PrivateUse1' backend"):
+        opd.ops.aten.add.Tensor.redispatch(keys, x, x)
+    with Library("libfb", "FRAGMENT") as lib:
+        with pytest.raises(RuntimeError, match=r"^fallback\(\.\.\.\): Fallback functions which "
+                                               r"apply to only a single namespace"):
+            lib.fallback(fallback)
+
+
+def test_kernel_arguments_and_results_are_converted_by_the_schema():
+    seen = {}
+
+    def kernel(x, *, scale, n):  # kwarg-only arguments arrive as keywords
+        seen.update(x=type(x), scale=scale, n=n)
+        return x * scale
+
+    with Library("libconv", "DEF") as lib:
+        lib.define("f(Tensor x, *, float scale=1.0, int n=2) -> Tensor")
+        lib.impl("f", kernel, "CPU")
+        assert opd.ops.libconv.f(opd.tensor([1.0]), scale=3.0).tolist() == [3.0]
+        assert seen == {"x": opd.Tensor, "scale": 3.0, "n": 2}
+        lib.define("g(Tensor x) -> float")
+        lib.impl("g", lambda x: 3, "CPU")  # an int where a float is declared
+        r = opd.ops.libconv.g(opd.tensor([1.0]))
+        assert type(r) is float and r == 3.0
+        lib.define("h(Tensor x) -> ()")
+        lib.impl("h", lambda x: None, "CPU")
+        assert opd.ops.libconv.h(opd.tensor([1.0])) is None
+        lib.define("two(Tensor x) -> (Tensor, Tensor)")
+        lib.impl("two", lambda x: (x, x + 1), "CPU")
+        a, b = opd.ops.libconv.two(opd.tensor([1.0]))
+        assert (a.tolist(), b.tolist()) == ([1.0], [2.0])
+
+
+def test_a_wrong_result_is_a_type_error_naming_the_operator_and_site():
+    with Library("libret", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        site = here()
+        lib.impl("f", lambda x: "nope", "CPU")
+        with pytest.raises(TypeError, match=(
+                rf"^libret::f: the Python kernel for CPU \(registered at {site}\) returned str "
+                rf"for result 0, which the schema declares Tensor$")):
+            opd.ops.libret.f(opd.tensor([1.0]))
+        lib.define("g(Tensor x) -> ()")
+        lib.impl("g", lambda x: 1, "CPU")
+        with pytest.raises(TypeError, match=r"^libret::g: the Python kernel for CPU .* returned "
+                                            r"int, but the schema declares no result$"):
+            opd.ops.libret.g(opd.tensor([1.0]))
+        lib.define("two(Tensor x) -> (Tensor, Tensor)")
+        lib.impl("two", lambda x: x, "CPU")
+        with pytest.raises(TypeError, match=r"^libret::two: the Python kernel for CPU .* "
+                                            r"returned .*Tensor, but the schema declares 2 "
+                                            r"results$"):
+            opd.ops.libret.two(opd.tensor([1.0]))
+
+
+def test_a_missing_kernel_is_not_implemented_error_with_the_dispatchers_text():
+    with Library("libmiss", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        with pytest.raises(NotImplementedError) as info:
+            opd.ops.libmiss.f(opd.tensor([1.0]))
+    assert str(info.value).startswith(
+        "Could not run 'libmiss::f' with arguments from the 'CPU' backend. This could be because "
+        "the operator doesn't exist for this backend, or because the plugin that provides it is "
+        "not loaded. 'libmiss::f' is only available for these backends: [")
+
+
+def test_a_kernels_exception_reaches_the_caller_as_itself_with_a_note():
+    error = ValueError("bad input")
+
+    def kernel(x):
+        raise error
+
+    with Library("libexc", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        site = here()
+        lib.impl("f", kernel, "CPU")
+        with pytest.raises(ValueError) as info:
+            opd.ops.libexc.f(opd.tensor([1.0]))
+        assert info.value is error
+        assert info.value.__notes__[0] == (
+            f"opdispatch: raised in the Python kernel of libexc::f for CPU, registered at {site}")
+        assert len(info.value.__notes__) == 1
+        # A C++ caller sees an opd::Error naming the operator, key and site.
+        [[outcome]] = _C._test_call_from_threads("libexc::f", [opd.tensor([1.0])], 1, 1)
+    assert outcome.startswith(f"error: libexc::f: the Python kernel for CPU (registered at "
+                              f"{site}) raised ValueError: bad input")
+
+
+def test_a_kernel_calling_its_own_operator_on_its_key_is_a_clear_error():
+    with Library("librec", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        site = here()
+        lib.impl("f", lambda x: opd.ops.librec.f(x), "CPU")
+        with pytest.raises(RuntimeError, match=(
+                rf"^librec::f: the Python kernel for CPU \(registered at {site}\) re-entered "
+                rf"itself 64 times on one thread: it calls its own operator on the same key; "
+                rf"redispatch below its key instead$")):
+            opd.ops.librec.f(opd.tensor([1.0]))
+        # Redispatching below the kernel's own key is fine.
+        lib.define("g(Tensor x) -> Tensor")
+        lib.impl("g", lambda x: x * 2, "CPU")
+        lib.impl("g", lambda keys, x: opd.ops.librec.g.default.redispatch(
+            keys - opd.DispatchKeySet("AutogradCPU"), x) + 1, "AutogradCPU", with_keyset=True)
+        assert opd.ops.librec.g(opd.tensor([1.0])).tolist() == [3.0]
+
+
+def test_infer_schema_types():
+    def f(x: Tensor, n: int, a: float, b: bool, s: str, o: Optional[Tensor], l: Sequence[int],
+          l2: List[int], m: Optional[int], fs: Sequence[float], ol: Optional[Sequence[int]],
+          ts: Sequence[Optional[Tensor]], dt: opd.dtype = opd.float32) -> List[Tensor]:
+        ...
+    assert infer_schema(f, mutates_args=()) == (
+        "(Tensor x, SymInt n, float a, bool b, str s, Tensor? o, SymInt[] l, SymInt[] l2, "
+        "SymInt? m, float[] fs, SymInt[]? ol, Tensor?[] ts, ScalarType dt=float32) -> Tensor[]")
+    assert infer_schema(f, mutates_args=("x",)).startswith("(Tensor(a0!) x, SymInt n,")
+
+
+def test_infer_schema_defaults_keyword_only_and_returns():
+    def f(x: Tensor, y: Tensor, n: int = 3, a: float = 1.5, b: bool = True,
+          o: Optional[Tensor] = None, *, k: int = 0) -> None:
+        ...
+    assert infer_schema(f, mutates_args=("y",)) == (
+        "(Tensor x, Tensor(a1!) y, SymInt n=3, float a=1.5, bool b=True, Tensor? o=None, *, "
+        "SymInt k=0) -> ()")
+
+    def g(x: Tensor) -> Tuple[Tensor, Tensor]:
+        ...
+    assert infer_schema(g, mutates_args=()) == "(Tensor x) -> (Tensor, Tensor)"
+    assert infer_schema(g, mutates_args="unknown") == "(Tensor(a0!) x) -> (Tensor, Tensor)"
+    assert infer_schema(g, mutates_args=(), op_name="foo") == "foo(Tensor x) -> (Tensor, Tensor)"
+
+
+def test_infer_schema_writes_a_str_default_as_torch():
+    def f(x: Tensor, s: str = "hi") -> Tensor:
+        ...
+    assert infer_schema(f, mutates_args=()) == '(Tensor x, str s="hi") -> Tensor'
+
+
+def test_infer_schema_refusals():
+    def unannotated(x) -> Tensor:
+        ...
+
+    def wrong(x: dict) -> Tensor:
+        ...
+
+    def f(x: Tensor, n: int) -> Tensor:
+        ...
+    with pytest.raises(ValueError, match=r"parameter x must have a type annotation"):
+        infer_schema(unannotated, mutates_args=())
+    with pytest.raises(ValueError, match=r"unsupported type annotation <class 'dict'>"):
+        infer_schema(wrong, mutates_args=())
+    with pytest.raises(ValueError, match=r"^mutates_args contains \['zz'\], which are not "
+                                         r"arguments of f$"):
+        infer_schema(f, mutates_args=("zz",))
+    with pytest.raises(ValueError, match=r"^infer_schema\(\): n is in mutates_args but is not a "
+                                         r"Tensor$"):
+        infer_schema(f, mutates_args=("n",))
+
+
+def test_custom_op_with_register_fake_runs_on_cpu_and_meta():
+    fake_calls = []
+
+    @custom_op("libco::twice", mutates_args=())
+    def twice(x: Tensor) -> Tensor:
+        return x * 2
+
+    try:
+        @register_fake(twice)
+        def _(x):
+            fake_calls.append(x.device.type)
+            return opd.empty_like(x)
+
+        assert str(opd.ops.libco.twice.default._schema) == "libco::twice(Tensor x) -> Tensor"
+        assert twice(opd.tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+        assert opd.ops.libco.twice(opd.tensor([3.0])).tolist() == [6.0]
+        assert fake_calls == []
+        m = twice(opd.empty(2, 3, device="meta"))
+        assert fake_calls == ["meta"]
+        assert m.device.type == "meta" and m.shape == (2, 3)
+    finally:
+        twice._destroy()
+    assert _C._dispatch_dump("libco::twice") == ""
+
+
+def test_custom_op_mutating_an_argument():
+    @custom_op("libco::inc", mutates_args=("x",))
+    def inc(x: Tensor) -> None:
+        x.add_(1)
+
+    try:
+        assert str(opd.ops.libco.inc.default._schema) == "libco::inc(Tensor(a0!) x) -> ()"
+        t = opd.tensor([1.0, 2.0])
+        assert inc(t) is None
+        assert t.tolist() == [2.0, 3.0]
+    finally:
+        inc._destroy()
+
+
+def test_register_kernel_for_cpu():
+    @custom_op("libco::cpu_only", mutates_args=(), device_types="cpu")
+    def cpu_only(x: Tensor) -> Tensor:
+        return x + 1
+
+    try:
+        assert _C._dispatch_has_kernel_for_dispatch_key("libco::cpu_only", "CPU")
+        assert cpu_only(opd.tensor([1.0])).tolist() == [2.0]
+        with pytest.raises(NotImplementedError, match=r"^Could not run 'libco::cpu_only' with "
+                                                      r"arguments from the 'Meta' backend"):
+            cpu_only(opd.empty(1, device="meta"))
+        cpu_only.register_kernel("cpu", lambda x: x + 10)
+        assert cpu_only(opd.tensor([1.0])).tolist() == [11.0]
+    finally:
+        cpu_only._destroy()
+
+
+def test_custom_op_refuses_an_input_that_requires_grad():
+    @custom_op("libco::noauto", mutates_args=())
+    def noauto(x: Tensor) -> Tensor:
+        return x * 2
+
+    try:
+        x = opd.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match=(
+                r"^libco::noauto: an input requires grad, but no autograd formula is registered "
+                r"for this custom op, so its gradient would be lost")):
+            noauto(x)
+        with opd.no_grad():
+            assert noauto(x).tolist() == [2.0, 2.0]
+        assert noauto(x.detach()).tolist() == [2.0, 2.0]
+    finally:
+        noauto._destroy()
+
+
+def test_interpreter_exit_with_live_registrations_is_clean(python):
+    proc = python("""
+        import opdispatch as opd
+        from opdispatch import Tensor
+        from opdispatch.library import Library, custom_op
+        keep = opd.ones(2)
+        lib = Library("exitops", "DEF")
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x + keep, "CPU")
+        cycle = Library("exitops", "FRAGMENT")
+        cycle.me = cycle
+
+        @custom_op("exitops::g", mutates_args=())
+        def g(x: Tensor) -> Tensor:
+            return x * 2
+
+        @g.register_fake
+        def _(x):
+            return opd.empty_like(x)
+
+        assert opd.ops.exitops.f(keep).tolist() == [2.0, 2.0]
+        assert g(keep).tolist() == [2.0, 2.0]
+        over = Library("aten", "IMPL", "CPU")
+        over.impl("add.Tensor", lambda a, b, *, alpha: a)
+        assert (keep + keep).tolist() == [1.0, 1.0]
+        print("done")
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "done\n"
+    assert "Traceback" not in proc.stderr
+    assert "Exception ignored" not in proc.stderr
+
+
+def test_a_cpp_thread_calling_a_python_kernel_after_shutdown_began_gets_an_error(python):
+    proc = python("""
+        import opdispatch as opd
+        from opdispatch.library import Library
+        lib = Library("exitthreads", "DEF")
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x, "CPU")
+        opd._C._begin_shutdown()
+        for outcomes in opd._C._test_call_from_threads("exitthreads::f", [opd.ones(1)], 4, 5):
+            for o in outcomes:
+                print(o)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 20
+    for line in lines:
+        assert line.startswith("error: exitthreads::f: the Python kernel for CPU (registered at "
+                               "<string>:")
+        assert "the Python interpreter is shutting down" in line

@@ -1,0 +1,250 @@
+"""opdispatch.ops: overload packets and overloads with torch.ops' names and texts, overload
+resolution and its errors as PyTorch's Python argument parser, results that alias an argument,
+named returns, operators that come and go with their Library, redispatch, parse_schema."""
+
+import pytest
+import torch
+
+import opdispatch as opd
+from opdispatch import ops
+from opdispatch.library import Library
+
+
+def test_a_packet_and_an_overload_print_as_torch():
+    assert repr(ops.aten.add) == "<OpOverloadPacket(op='aten.add')>"
+    assert str(ops.aten.add) == "aten.add"
+    assert repr(ops.aten.add.Tensor) == "<OpOverload(op='aten.add', overload='Tensor')>"
+    assert str(ops.aten.add.Tensor) == "aten.add.Tensor"
+    assert repr(ops.aten.relu.default) == "<OpOverload(op='aten.relu', overload='default')>"
+    assert str(ops.aten.relu.default) == "aten.relu.default"
+    assert ops.aten.add.Tensor.name() == "aten::add.Tensor"
+    assert ops.aten.relu.default.name() == "aten::relu"
+    assert ops.aten.add.Tensor.overloadpacket is ops.aten.add
+    assert ops.aten.add.Tensor.namespace == "aten"
+
+
+@pytest.mark.parametrize("name", [
+    "add.Tensor", "add.Scalar", "add.out", "add_.Tensor", "max.dim", "relu.default",
+    "sum.dim_IntList", "gelu.default", "ones.default", "div.Scalar",
+])
+def test_schema_str_is_pytorchs_canonical_form(name):
+    base, overload = name.split(".")
+    ours = getattr(getattr(ops.aten, base), overload)._schema
+    theirs = getattr(getattr(torch.ops.aten, base), overload)._schema
+    assert str(ours) == str(theirs)
+
+
+def test_schema_fields():
+    schema = ops.aten.add.Tensor._schema
+    assert str(schema) == "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+    assert isinstance(schema, opd.FunctionSchema)
+    assert schema.name == "aten::add"
+    assert schema.overload_name == "Tensor"
+    assert [a.name for a in schema.arguments] == ["self", "other", "alpha"]
+    assert [a.kwarg_only for a in schema.arguments] == [False, False, True]
+    assert schema.arguments[2].default_value == "1"
+    assert [r.type for r in schema.returns] == ["Tensor"]
+    assert not schema.is_mutable
+    assert ops.aten.add_.Tensor._schema.is_mutable
+
+
+def test_overloads_lists_every_overload_name():
+    assert set(ops.aten.add.overloads()) >= {"Tensor", "Scalar", "out"}
+    assert ops.aten.relu.overloads() == ["default"]
+    assert set(ops.aten.add.overloads()) <= set(dir(ops.aten.add))
+    assert "add" in dir(ops.aten)
+
+
+def test_unknown_names_raise_attribute_error_with_torchs_text():
+    with pytest.raises(AttributeError, match=r"^'_OpNamespace' 'aten' object has no attribute "
+                                             r"'no_such_op'$"):
+        ops.aten.no_such_op
+    with pytest.raises(AttributeError, match=r"^The underlying op of 'aten.add' has no overload "
+                                             r"name 'Nope'$"):
+        ops.aten.add.Nope
+    with pytest.raises(AttributeError, match=r"^module 'opdispatch' has no attribute "
+                                             r"'no_such_op'$"):
+        opd.no_such_op
+
+
+def test_module_functions_are_the_aten_packets():
+    assert opd.add is ops.aten.add
+    assert opd.relu is ops.aten.relu
+    x = opd.tensor([1.0, -2.0])
+    y = opd.tensor([10.0, 20.0])
+    assert opd.add(x, y).tolist() == [11.0, 18.0]
+    assert opd.relu(x).tolist() == [1.0, 0.0]
+
+
+def test_a_number_resolves_to_the_scalar_overload():
+    x = opd.tensor([1.0, 2.0])
+    with opd.trace() as t:
+        z = opd.add(x, 2)
+    assert z.tolist() == [3.0, 4.0]
+    assert [h.op for h in t.hops if h.depth == 0] == ["aten::add.Scalar"]
+    with opd.trace() as t:
+        z = opd.add(x, x, alpha=3)
+    assert z.tolist() == [4.0, 8.0]
+    assert [h.op for h in t.hops if h.depth == 0] == ["aten::add.Tensor"]
+
+
+def test_no_matching_overload_lists_every_candidate():
+    x = opd.ones(2)
+    with pytest.raises(TypeError) as info:
+        opd.add(x, "a")
+    message = str(info.value)
+    assert message.startswith(
+        "add() received an invalid combination of arguments - got (Tensor, str), but expected "
+        "one of:\n")
+    for overload in ops.aten.add.overloads():
+        assert f"\n * {getattr(ops.aten.add, overload)._schema}\n" in message
+    assert "didn't match because: argument 'other' (position 2) must be Tensor, not str" in message
+    assert "didn't match because: argument 'other' (position 2) must be Scalar, not str" in message
+
+
+def test_no_matching_overload_names_an_unexpected_keyword():
+    x = opd.ones(2)
+    with pytest.raises(TypeError) as info:
+        opd.add(x, x, nope=1)
+    message = str(info.value)
+    assert message.startswith("add() received an invalid combination of arguments - got "
+                              "(Tensor, Tensor, nope=int), but expected one of:\n")
+    assert "didn't match because: got an unexpected keyword argument 'nope'" in message
+
+
+def test_a_single_overload_names_the_argument_that_does_not_fit():
+    x = opd.ones(2)
+    with pytest.raises(TypeError, match=r"^aten::relu\(\): argument 'self' \(position 1\) must "
+                                        r"be Tensor, not int$"):
+        ops.aten.relu.default(1)
+    with pytest.raises(TypeError, match=r"^relu\(\): argument 'self' \(position 1\) must be "
+                                        r"Tensor, not int$"):
+        opd.relu(1)
+    with pytest.raises(TypeError, match=r"^aten::relu\(\): missing required argument 'self' "
+                                        r"\(position 1\)$"):
+        ops.aten.relu.default()
+    with pytest.raises(TypeError, match=r"^aten::relu\(\): takes 1 positional argument but 2 "
+                                        r"were given$"):
+        ops.aten.relu.default(x, x)
+    with pytest.raises(TypeError, match=r"^aten::add.Tensor\(\): argument 'alpha' must be "
+                                        r"Scalar, not str$"):
+        ops.aten.add.Tensor(x, x, alpha="a")
+
+
+def test_every_schema_argument_may_be_passed_by_keyword_self_included():
+    # torch 2.x's OpOverload.__call__(self_, ...) exists so that aten's `self` can be a keyword.
+    x = opd.tensor([1.0, 2.0])
+    assert ops.aten.add.Tensor(x, other=x).tolist() == [2.0, 4.0]
+    assert ops.aten.add.Tensor(self=x, other=x).tolist() == [2.0, 4.0]
+    assert ops.aten.add(self=x, other=x).tolist() == [2.0, 4.0]
+
+
+def test_redispatch_takes_self_by_keyword_too():
+    # torch 2.x: OpOverload.redispatch(self_, keyset, *args, **kwargs).
+    x = opd.tensor([1.0, 2.0])
+    keys = opd.DispatchKeySet("CPU")
+    assert ops.aten.add.Tensor.redispatch(keys, self=x, other=x).tolist() == [2.0, 4.0]
+
+
+def test_in_place_and_out_results_are_the_argument_object():
+    x = opd.tensor([1.0, 2.0])
+    y = opd.tensor([10.0, 20.0])
+    out = opd.empty(2)
+    assert opd.add(x, y, out=out) is out
+    assert out.tolist() == [11.0, 22.0]
+    assert ops.aten.add.out(x, y, out=out) is out
+    assert x.add_(y) is x
+    assert x.tolist() == [11.0, 22.0]
+    assert ops.aten.add_.Tensor(x, y) is x
+    assert x.tolist() == [21.0, 42.0]
+    before = x
+    x += y
+    assert x is before
+
+
+def test_named_returns_are_a_return_types_named_tuple():
+    x = opd.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    r = ops.aten.max.dim(x, 1)
+    assert type(r) is opd.return_types.max
+    assert isinstance(r, tuple)
+    assert r._fields == ("values", "indices")
+    assert r.values.tolist() == [5.0, 7.0]
+    assert r.indices.tolist() == [1, 0]
+    values, indices = r
+    assert values.tolist() == [5.0, 7.0]
+    assert repr(r).startswith("opdispatch.return_types.max(\nvalues=tensor([5., 7.]),\n")
+
+
+def test_a_vendor_operator_appears_and_disappears_with_its_library():
+    x = opd.tensor([1.0, 2.0])
+    with pytest.raises(AttributeError):
+        ops.opsvendor.twice
+    lib = Library("opsvendor", "DEF")
+    try:
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda t: t + t, "CPU")
+        assert ops.opsvendor.twice(x).tolist() == [2.0, 4.0]
+        assert ops.opsvendor.twice.default(x).tolist() == [2.0, 4.0]
+        assert "opsvendor" in dir(ops)
+        assert dir(ops.opsvendor) == ["twice"]
+        held = ops.opsvendor.twice.default
+        packet = ops.opsvendor.twice
+    finally:
+        lib.close()
+    with pytest.raises(AttributeError, match=r"^'_OpNamespace' 'opsvendor' object has no "
+                                             r"attribute 'twice'$"):
+        ops.opsvendor.twice
+    with pytest.raises(RuntimeError, match=r"^opdispatch: operator opsvendor::twice is not "
+                                           r"defined \(any more\)$"):
+        held(x)
+    with pytest.raises(RuntimeError, match=r"^opdispatch: operator opsvendor::twice is not "
+                                           r"defined \(any more\)$"):
+        packet(x)
+
+
+def test_redispatch_calls_the_kernel_of_the_highest_key_in_the_set():
+    x = opd.ones(2, requires_grad=True)
+    assert opd.add(x, x).grad_fn is not None
+    keys = opd.DispatchKeySet("CPU")
+    with opd.trace() as t:
+        z = ops.aten.add.Tensor.redispatch(keys, x, x)
+    assert z.tolist() == [2.0, 2.0]
+    assert z.grad_fn is None  # below autograd
+    assert [(h.op, h.entry, h.key) for h in t.hops] == [
+        ("aten::add.Tensor", "redispatch_boxed", "CPU")]
+
+
+def test_dispatch_key_sets():
+    cpu = opd.DispatchKeySet("CPU")
+    both = cpu | opd.DispatchKeySet("AutogradCPU")
+    assert repr(both) == "DispatchKeySet(CPU, AutogradCPU)"
+    assert both.has("CPU") and not cpu.has("AutogradCPU")
+    assert both - cpu == opd.DispatchKeySet("AutogradCPU")
+    assert both.highest_priority_type_id() == "AutogradCPU"
+    assert opd._C._dispatch_keys(opd.ones(1)).has("AutogradCPU")
+    with pytest.raises(ValueError, match=r"^Unknown dispatch key 'NoSuchKey'"):
+        opd.DispatchKeySet("NoSuchKey")
+
+
+def test_parse_schema():
+    s = opd.parse_schema(
+        "myns::foo.bar(Tensor(a!) x, int[2] y, *, float? z=None) -> (Tensor(a!) out, int n)")
+    assert str(s) == ("myns::foo.bar(Tensor(a!) x, int[2] y, *, float? z=None) -> "
+                      "(Tensor(a!) out, int n)")
+    assert (s.name, s.overload_name) == ("myns::foo", "bar")
+    x, y, z = s.arguments
+    assert (x.name, x.type, x.is_write, x.alias_info) == ("x", "Tensor", True, "(a!)")
+    assert (y.type, y.N) == ("int[]", 2)
+    assert (z.type, z.kwarg_only, z.default_value) == ("float?", True, "None")
+    assert [(r.name, r.type) for r in s.returns] == [("out", "Tensor"), ("n", "int")]
+    assert s.is_mutable
+    assert str(opd.parse_schema("f(str s='hi') -> ()")) == 'f(str s="hi") -> ()'
+
+
+def test_parse_schema_errors_are_schema_parse_errors():
+    assert issubclass(opd.SchemaParseError, RuntimeError)
+    with pytest.raises(opd.SchemaParseError,
+                       match=r"^Expected ',' or '\)' but found end of input at column 18\n"):
+        opd.parse_schema("foo::bar(Tensor x")
+    with pytest.raises(opd.SchemaParseError, match=r"but found 'Tensr' at column 18"):
+        opd.parse_schema("foo(Tensor x) -> Tensr")
