@@ -233,9 +233,11 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
 }
 
 void bind_ops(py::module_& m) {
-  // Never undone: _C is never unloaded, and the listener must outlive every registration.
-  new RegistrationHandle(
+  // Never undone: _C is never unloaded, and the listener must outlive every registration. (A
+  // static pointer, so that LeakSanitizer sees it reachable.)
+  static auto* listener = new RegistrationHandle(
       Dispatcher::singleton().add_registration_listener(std::make_unique<SchemaGeneration>()));
+  (void)listener;
   m.def("_schema_generation", &schema_generation);
 
   py::class_<Argument>(m, "Argument", py::module_local())
