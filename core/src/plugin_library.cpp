@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstring>
+#include <mutex>
 
 #include "logging.h"
 #include "opd/error.h"
@@ -53,6 +54,20 @@ int memory_copy(int from, const std::filesystem::path& path) {
 
 }  // namespace
 
+namespace {
+
+// Held around every dlopen and dlclose of a plugin. The dynamic loader serialises them itself,
+// under a lock ThreadSanitizer cannot see, and unmaps with system calls it does not intercept:
+// without this, a plugin's static constructors, run at the address of a plugin unloaded on
+// another thread, look to it like a race with that plugin's destructors. Recursive: a plugin's
+// static initialisation may load another (the hostile fixtures do).
+std::recursive_mutex& loader_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
+}  // namespace
+
 PluginLibrary::PluginLibrary(const std::filesystem::path& path, int fd, bool private_copy)
     : path_(path), fd_(fd) {
   if (private_copy) {
@@ -66,6 +81,7 @@ PluginLibrary::PluginLibrary(const std::filesystem::path& path, int fd, bool pri
   }
   mapped_path_ = "/proc/self/fd/" + std::to_string(fd_);
   try {
+    std::lock_guard<std::recursive_mutex> lock(loader_mutex());
     lib_.load(mapped_path_.string(),
               boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   } catch (const std::exception& e) {
@@ -134,6 +150,7 @@ const opd_plugin_info& PluginLibrary::entry() {
 PluginLibrary::~PluginLibrary() {
   std::string reason;
   try {
+    std::lock_guard<std::recursive_mutex> lock(loader_mutex());
     lib_.unload();
   } catch (const std::exception& e) {
     reason = e.what();
