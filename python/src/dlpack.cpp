@@ -16,6 +16,7 @@
 
 #include "bindings.h"
 #include "convert.h"
+#include "gil.h"
 #include "opd/error.h"
 
 namespace py = pybind11;
@@ -156,10 +157,16 @@ py::object to_dlpack(const Tensor& t) {
   return py::reinterpret_steal<py::object>(capsule);
 }
 
-void import_deleter(void*, void* ctx) {
+void call_producer_deleter(void* ctx) {
   auto* m = static_cast<DLManagedTensor*>(ctx);
   if (m->deleter) m->deleter(m);
 }
+
+// The storage's deleter, on whatever thread drops the last tensor. A producer's deleter may take
+// the GIL (numpy 1.24's does), so it runs where the GIL is held, through the release queue
+// (Note [Python lifetime]): never waiting for the GIL here, and leaking rather than running
+// once the interpreter is finalizing (3.11 would end this thread inside it).
+void import_deleter(void*, void* ctx) { run_with_gil_later(&call_producer_deleter, ctx); }
 
 Tensor from_capsule(py::handle capsule) {
   OPD_CHECK_T(TypeError, PyCapsule_CheckExact(capsule.ptr()),

@@ -42,7 +42,7 @@ using eval::wrapped_number;
 // std::type_index to load it, on every call (unwrap compares the type object).
 template <class TensorFn, class ScalarFn>
 py::object binary(py::handle self_obj, py::handle other, TensorFn on_tensor, ScalarFn on_scalar) {
-  const Tensor& self = *unwrap(self_obj);
+  const Tensor& self = unwrap_or_throw(self_obj, "self");
   if (const Tensor* o = unwrap(other)) {
     Tensor out;
     {
@@ -65,7 +65,7 @@ py::object binary(py::handle self_obj, py::handle other, TensorFn on_tensor, Sca
 // An in-place dunder: returns the same object (x += y keeps id(x)).
 template <class TensorFn, class ScalarFn>
 py::object inplace(py::handle self_obj, py::handle other, TensorFn on_tensor, ScalarFn on_scalar) {
-  const Tensor& self = *unwrap(self_obj);
+  const Tensor& self = unwrap_or_throw(self_obj, "self");
   if (const Tensor* o = unwrap(other)) {
     Release r;
     on_tensor(self, *o);
@@ -369,7 +369,7 @@ void bind_tensor(py::module_& m) {
           [](py::handle self, bool b) {
             {
               Release r;
-              unwrap(self)->requires_grad_(b);
+              unwrap_or_throw(self, "self").requires_grad_(b);
             }
             return py::reinterpret_borrow<py::object>(self);
           },

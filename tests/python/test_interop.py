@@ -347,3 +347,21 @@ def test_a_plugins_memory_keeps_it_mapped_until_the_last_python_view_goes(python
     """)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ok\n"
+
+
+def test_tensors_from_numpy_over_dlpack_freed_on_cpp_threads_at_exit(python):
+    # numpy's DLPack deleter takes the GIL: run on a C++ thread during finalization, it ended the
+    # process ("terminate called without an active exception") before the deleter went through
+    # the release queue. The drops are spread over the interpreter's exit.
+    for _ in range(3):
+        proc = python("""
+            import numpy as np
+            import opdispatch as opd
+            for k in range(40):
+                t = opd.from_dlpack(np.ones(4, dtype=np.float32))
+                opd._C._test_start_threads("aten::add.Tensor", [t, t, 1], 1, k * 2500)
+                del t
+            print("exiting")
+        """)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert proc.stdout == "exiting\n"

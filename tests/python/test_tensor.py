@@ -459,3 +459,22 @@ def test_no_grad_on_one_thread_leaves_another_recording():
     t.join(10)
     assert seen == {"other": (True, True), "other_inside": False, "main": (False, False)}
     assert opd.is_grad_enabled()
+
+
+@pytest.mark.parametrize("call", [
+    "opd.Tensor.__add__(5, 3)",
+    "opd.Tensor.__new__(opd.Tensor) + 1",
+    "opd.Tensor.requires_grad_(5)",
+    "opd.Tensor.__iadd__(object(), 1)",
+])
+def test_unbound_dunders_on_non_tensors_are_type_errors_not_crashes(python, call):
+    # In a subprocess: before the fix each of these was a segfault.
+    proc = python(f"""
+        import opdispatch as opd
+        try:
+            {call}
+        except TypeError as e:
+            print("TypeError:", e)
+    """)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("TypeError: self must be Tensor, not "), proc.stdout
