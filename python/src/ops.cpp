@@ -28,8 +28,8 @@ namespace eval = opd::cli::eval;
 // use of one happens inside a detail::CallScope entered before the cache is validated against
 // the schema generation: an entry erased after that check is retired, and not freed until the
 // scope ends (Note [Kernel reclamation] in core/src/dispatcher.cpp). The caches are the state of
-// Python objects: read and refreshed with the GIL held only (lookups under the GIL are allowed,
-// Note [The GIL and the dispatcher's locks]), and each call works on its own copy of them. The
+// Python objects: read and written with the GIL held only (the lookups themselves run without
+// it, on a cache miss), and each call works on its own copy of them. The
 // scope lasts until the results are converted, the GIL taken back included: a scope only delays
 // reclamation, it never blocks anyone.
 
@@ -110,13 +110,24 @@ class OpPacket {
   const std::vector<OperatorHandle>& overloads() {
     uint64_t g = schema_generation();
     if (g != generation_) {
-      handles_.clear();
-      try {
-        handles_ = eval::resolve_operator(qualified_);
-      } catch (const ValueError&) {
-        // No overload has a schema now.
+      // Looked up without the GIL (a registration listener may be waiting for it under the
+      // registration mutex), stored with it: the cache is only written with the GIL held.
+      std::vector<OperatorHandle> fresh;
+      bool settled = true;
+      {
+        py::gil_scoped_release r;
+        try {
+          fresh = eval::resolve_operator(qualified_);
+        } catch (const ValueError&) {
+          // No overload has a schema now.
+        } catch (const Error&) {
+          // A def undone during the lookup (sorting read a schema just unpublished): nothing
+          // is cached, and the next call looks again.
+          settled = false;
+        }
       }
-      generation_ = g;
+      handles_ = std::move(fresh);
+      if (settled) generation_ = g;
     }
     return handles_;
   }
@@ -167,7 +178,12 @@ class OpOverload {
   OperatorHandle handle() {
     uint64_t g = schema_generation();
     if (g != generation_ || !handle_) {
-      handle_ = Dispatcher::singleton().find_schema(name_);
+      std::optional<OperatorHandle> fresh;
+      {
+        py::gil_scoped_release r;  // as in OpPacket::overloads()
+        fresh = Dispatcher::singleton().find_schema(name_);
+      }
+      handle_ = fresh;
       generation_ = g;
     }
     OPD_CHECK(handle_.has_value(), "opdispatch: operator {} is not defined (any more)",
