@@ -6,10 +6,11 @@
 // one of them may wait for the GIL. The first half is a rule for the bindings: every call into
 // the dispatcher, the plugin manager or registration (and every operator call) is made inside
 // py::gil_scoped_release, converting arguments before and results after. The second half holds
-// because C++ takes the GIL only to run a Python kernel (Note [Python kernels]), never under a
-// registration or plugin-manager lock, and drops Python references without waiting (Note
-// [Python lifetime]). Lookups with the GIL held (find_schema, all_op_names) are allowed: no
-// holder of the registration mutex ever waits for the GIL.
+// because C++ takes the GIL only to run a Python kernel (Note [Python kernels]) and drops Python
+// references without waiting (Note [Python lifetime]). One path breaks it: a host's registration
+// listener may call an operator whose kernel is Python, under the registration mutex. So
+// lookups (find_schema, all_op_names, which take that mutex) are made without the GIL too, the
+// operator caches' included (Note [Operator handles from Python] in ops.cpp).
 
 #include <pybind11/pybind11.h>
 
