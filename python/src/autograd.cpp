@@ -35,12 +35,33 @@ std::vector<Tensor> tensors(py::handle seq, const char* what) {
 }
 
 // A guard object for Python's `with`: __enter__ installs, __exit__ restores.
-template <class Guard, class Arg>
+template <class Guard>
 struct PyGuard {
-  explicit PyGuard(Arg a) : arg(a) {}
-  Arg arg;
+  explicit PyGuard(DispatchKeySet k) : keys(k) {}
+  DispatchKeySet keys;
   std::unique_ptr<Guard> guard;
 };
+
+// torch._C's _ExcludeDispatchKeyGuard / _IncludeDispatchKeyGuard: a key name or a DispatchKeySet.
+template <class Guard>
+void bind_key_guard(py::module_& m, const char* name) {
+  using G = PyGuard<Guard>;
+  py::class_<G>(m, name, py::module_local())
+      .def(py::init([](py::handle keys) {
+        if (PyUnicode_Check(keys.ptr())) {
+          return G(DispatchKeySet(parse_dispatch_key(keys.cast<std::string>())));
+        }
+        return G(keys.cast<DispatchKeySet>());
+      }))
+      .def(
+          "__enter__",
+          [](G& g) {
+            g.guard = std::make_unique<Guard>(g.keys);
+            return &g;
+          },
+          py::return_value_policy::reference)
+      .def("__exit__", [](G& g, py::args) { g.guard.reset(); });
+}
 
 }  // namespace
 
@@ -94,38 +115,8 @@ void bind_autograd(py::module_& m) {
   m.def("_dispatch_tls_local_exclude_set", [] { return tls_local_dispatch_key_set().excluded; });
   m.def("_dispatch_tls_local_include_set", [] { return tls_local_dispatch_key_set().included; });
 
-  using Exclude = PyGuard<ExcludeDispatchKeyGuard, DispatchKeySet>;
-  py::class_<Exclude>(m, "_ExcludeDispatchKeyGuard", py::module_local())
-      .def(py::init([](py::handle keys) {
-        if (PyUnicode_Check(keys.ptr())) {
-          return Exclude(DispatchKeySet(parse_dispatch_key(keys.cast<std::string>())));
-        }
-        return Exclude(keys.cast<DispatchKeySet>());
-      }))
-      .def(
-          "__enter__",
-          [](Exclude& g) {
-            g.guard = std::make_unique<ExcludeDispatchKeyGuard>(g.arg);
-            return &g;
-          },
-          py::return_value_policy::reference)
-      .def("__exit__", [](Exclude& g, py::args) { g.guard.reset(); });
-  using Include = PyGuard<IncludeDispatchKeyGuard, DispatchKeySet>;
-  py::class_<Include>(m, "_IncludeDispatchKeyGuard", py::module_local())
-      .def(py::init([](py::handle keys) {
-        if (PyUnicode_Check(keys.ptr())) {
-          return Include(DispatchKeySet(parse_dispatch_key(keys.cast<std::string>())));
-        }
-        return Include(keys.cast<DispatchKeySet>());
-      }))
-      .def(
-          "__enter__",
-          [](Include& g) {
-            g.guard = std::make_unique<IncludeDispatchKeyGuard>(g.arg);
-            return &g;
-          },
-          py::return_value_policy::reference)
-      .def("__exit__", [](Include& g, py::args) { g.guard.reset(); });
+  bind_key_guard<ExcludeDispatchKeyGuard>(m, "_ExcludeDispatchKeyGuard");
+  bind_key_guard<IncludeDispatchKeyGuard>(m, "_IncludeDispatchKeyGuard");
 }
 
 }  // namespace opd::python

@@ -54,6 +54,12 @@ const Tensor& unwrap_or_throw(py::handle h, const char* what) {
   return *t;
 }
 
+bool requires_grad_of(const Tensor& t) {
+  if (!t.unsafe_get_impl()->autograd_meta()) return false;
+  py::gil_scoped_release r;
+  return t.requires_grad();
+}
+
 std::string type_name(py::handle h) { return Py_TYPE(h.ptr())->tp_name; }
 
 std::optional<ScalarType> as_dtype(py::handle h) {

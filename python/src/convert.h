@@ -49,6 +49,10 @@ std::optional<Scalar> as_scalar(pybind11::handle h);
 IValue to_ivalue(pybind11::handle h);
 pybind11::object from_ivalue(IValue v);
 
+// Whether `t` requires grad: false without autograd state (whether or not the autograd plugin
+// is loaded), else the autograd plugin's answer, asked without the GIL. REQUIRES: the GIL.
+bool requires_grad_of(const Tensor& t);
+
 // Python's name of an object's type, as PyTorch's argument errors print it ("int", "str").
 std::string type_name(pybind11::handle h);
 

@@ -125,16 +125,8 @@ void capsule_destructor(PyObject* capsule) {
 }
 
 py::object to_dlpack(const Tensor& t) {
-  if (t.unsafe_get_impl()->autograd_meta()) {
-    bool rg;
-    {
-      py::gil_scoped_release r;
-      rg = t.requires_grad();
-    }
-    if (rg) {
-      throw Error("Can't export tensors that require gradient, use tensor.detach()");
-    }
-  }
+  OPD_CHECK(!requires_grad_of(t),
+            "Can't export tensors that require gradient, use tensor.detach()");
   DLDevice device = dl_device(t.device());
   DLDataType dtype = dl_dtype(t.dtype());
   auto e = std::make_unique<Export>();

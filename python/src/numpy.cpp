@@ -150,16 +150,9 @@ py::object tensor_to_numpy(const Tensor& t) {
               "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
               "to host memory first.",
               t.device().str());
-  if (t.unsafe_get_impl()->autograd_meta()) {
-    bool rg;
-    {
-      py::gil_scoped_release r;
-      rg = t.requires_grad();
-    }
-    OPD_CHECK(!rg,
-              "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-              "instead.");
-  }
+  OPD_CHECK(!requires_grad_of(t),
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+            "instead.");
   const char* code = numpy_dtype_of(t.dtype());
   OPD_CHECK_T(TypeError, code != nullptr, "Got unsupported ScalarType {}", to_string(t.dtype()));
   const auto item = static_cast<py::ssize_t>(t.element_size());

@@ -352,18 +352,11 @@ void bind_tensor(py::module_& m) {
 #undef OPD_COMPARISON
 
   // Autograd (the autograd plugin answers these through the dispatcher).
-  cls.def_property(
-         "requires_grad",
-         [](const Tensor& t) {
-           // Without autograd state the answer is false, whether or not the plugin is loaded.
-           if (!t.unsafe_get_impl()->autograd_meta()) return false;
-           Release r;
-           return t.requires_grad();
-         },
-         [](const Tensor& t, bool b) {
-           Release r;
-           t.requires_grad_(b);
-         })
+  cls.def_property("requires_grad", &requires_grad_of,
+                   [](const Tensor& t, bool b) {
+                     Release r;
+                     t.requires_grad_(b);
+                   })
       .def(
           "requires_grad_",
           [](py::handle self, bool b) {

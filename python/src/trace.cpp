@@ -68,34 +68,31 @@ class Multiplexer final : public DispatchObserver {
   void on_enter(const DispatchHop& hop) override {
     if (!prune()) return;
     KernelOrigin origin = kernel_origin(hop);
-    Hop h{hop.op.operator_name().to_string(),
-          to_string(hop.entry),
-          hop.keys.to_string(),
-          to_string(hop.key),
-          origin.source,
-          origin.debug,
-          origin.plugin,
-          hop.depth,
-          false,
-          std::string(2 * static_cast<size_t>(hop.depth), ' ') + eval::format_hop(hop, origin)};
-    for (const auto& r : t_recorders) r->add(h);
+    std::string text = eval::format_hop(hop, origin);  // before origin is moved from
+    record(hop, text, std::move(origin), false);
   }
   void on_exit(const DispatchHop& hop, bool threw) override {
     if (!threw || !prune()) return;
+    record(hop, eval::format_raised(hop), KernelOrigin{}, true);
+  }
+
+ private:
+  // Hands the hop, `text` being its line without indentation, to this thread's open traces.
+  static void record(const DispatchHop& hop, const std::string& text, KernelOrigin origin,
+                     bool raised) {
     Hop h{hop.op.operator_name().to_string(),
           to_string(hop.entry),
           hop.keys.to_string(),
           to_string(hop.key),
-          "",
-          "",
-          "",
+          std::move(origin.source),
+          std::move(origin.debug),
+          std::move(origin.plugin),
           hop.depth,
-          true,
-          std::string(2 * static_cast<size_t>(hop.depth), ' ') + eval::format_raised(hop)};
+          raised,
+          std::string(2 * static_cast<size_t>(hop.depth), ' ') + text};
     for (const auto& r : t_recorders) r->add(h);
   }
 
- private:
   // Drops this thread's closed traces; true when one is still open.
   static bool prune() {
     std::erase_if(t_recorders, [](const auto& r) { return !r->open.load(); });
