@@ -55,6 +55,7 @@ set(OPD_PLUGIN_SOURCES
 set(OPD_API_SOURCES
   src/tensor_options.cpp
   src/tensor_autograd.cpp
+  src/warning.cpp
   src/plugin_thread_state.cpp
   src/plugin_object.cpp
 )
@@ -71,4 +72,6 @@ if(NOT TARGET opd_schema_objects)
       $<BUILD_INTERFACE:${CMAKE_CURRENT_LIST_DIR}/include>
     PRIVATE ${CMAKE_CURRENT_LIST_DIR}/src)
   target_link_libraries(opd_schema_objects PUBLIC fmt::fmt PRIVATE nlohmann_json::nlohmann_json)
+  # Part of libopd_core.so: full debug information, as opd_core's (core/CMakeLists.txt).
+  target_compile_options(opd_schema_objects PRIVATE $<$<CONFIG:RelWithDebInfo>:-g>)
 endif()

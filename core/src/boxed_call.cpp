@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "infer_schema.h"
 #include "opd/dispatcher.h"
 #include "opd/error.h"
@@ -155,6 +157,41 @@ DispatchKeySet check_arguments_and_collect_keys(const OperatorEntry& op, const S
   return ks;
 }
 
+bool has_autograd_state(const IValue& v) {
+  auto of = [](const Tensor& t) {
+    return t.defined() && t.unsafe_get_impl()->autograd_meta() != nullptr;
+  };
+  if (v.is_tensor()) return of(v.to_tensor());
+  if (v.is_tensor_list()) {
+    const auto& ts = v.to_tensor_list();
+    return std::any_of(ts.begin(), ts.end(), of);
+  }
+  if (v.is_optional_tensor_list()) {
+    const auto& ts = v.to_optional_tensor_list();
+    return std::any_of(ts.begin(), ts.end(), [&](const auto& t) { return t && of(*t); });
+  }
+  return false;
+}
+
+// The boxed form of detail::lookup_kernel (Note [Autograd fallback fast path]): the arguments
+// are the top of the stack, as many as the schema has.
+const KernelFunction& lookup_kernel(const OperatorEntry& e, DispatchKeySet& ks,
+                                    const Stack& stack) {
+  const KernelFunction& kernel = e.lookup(ks);
+  if (!kernel.is_autograd_fallback()) [[likely]]
+    return kernel;
+  // Without a schema (a def undone during the call) every stack element is an argument.
+  const FunctionSchema* s = e.schema_or_null();
+  if (s != nullptr && (s->is_vararg() || e.writes_arguments())) return kernel;
+  const size_t n = s ? std::min(s->arguments().size(), stack.size()) : stack.size();
+  if (std::any_of(stack.end() - n, stack.end(),
+                  [](const IValue& v) { return has_autograd_state(v); })) {
+    return kernel;
+  }
+  ks = ks - kAutogradKeySet;
+  return e.lookup(ks);
+}
+
 // See Note [Observed dispatch].
 [[gnu::noinline, gnu::cold]] void call_boxed_observed(const OperatorHandle& op, DispatchKeySet ks,
                                                       DispatchEntry entry,
@@ -169,7 +206,7 @@ void OperatorHandle::call_boxed(Stack* stack) const {
   DispatchKeySet ks = detail::compute_dispatch_key_set(
       check_arguments_and_collect_keys(*entry_, *stack), entry_->key_mask());
   detail::CallScope scope;
-  const KernelFunction& kernel = entry_->lookup(ks);
+  const KernelFunction& kernel = lookup_kernel(*entry_, ks, *stack);
   if (detail::dispatch_observed()) [[unlikely]]
     return call_boxed_observed(*this, ks, DispatchEntry::CallBoxed, kernel, stack);
   kernel.call_boxed(*this, ks, stack);
@@ -178,7 +215,7 @@ void OperatorHandle::call_boxed(Stack* stack) const {
 void OperatorHandle::redispatch_boxed(DispatchKeySet keys, Stack* stack) const {
   DispatchKeySet ks = keys & entry_->key_mask();
   detail::CallScope scope;
-  const KernelFunction& kernel = entry_->lookup(ks);
+  const KernelFunction& kernel = lookup_kernel(*entry_, ks, *stack);
   if (detail::dispatch_observed()) [[unlikely]]
     return call_boxed_observed(*this, ks, DispatchEntry::RedispatchBoxed, kernel, stack);
   kernel.call_boxed(*this, ks, stack);

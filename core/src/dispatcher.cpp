@@ -48,12 +48,15 @@ std::string debug_or_unknown(const std::string& d) { return d.empty() ? "(unknow
 }  // namespace
 
 Dispatcher::Dispatcher() {
-  // Autograd and ADInplaceOrView fall through unless a plugin serves them, so tensors can
-  // always carry those keys (see key_set_for_device).
+  // Autograd and ADInplaceOrView fall through unless a plugin serves them (the autograd
+  // plugin's fallback covers these), so tensors can always carry those keys (see
+  // key_set_for_device).
   for (DispatchKey k : kAutogradKeySet | key_bit(DispatchKey::ADInplaceOrView)) {
-    fallbacks_[static_cast<int>(k)].push_front(std::make_shared<AnnotatedKernel>(
+    auto& core = core_fallthroughs_[static_cast<int>(k)];
+    core = std::make_shared<AnnotatedKernel>(
         AnnotatedKernel{nullptr, KernelFunction::make_fallthrough(), nullptr, std::nullopt,
-                        "registered in opdispatch core"}));
+                        "registered in opdispatch core"});
+    fallbacks_[static_cast<int>(k)].push_front(core);
   }
 }
 
@@ -302,10 +305,12 @@ RegistrationHandle Dispatcher::register_fallback(DispatchKey key, KernelFunction
   WriteLock lock(*this);
   check_not_notifying(OperatorName{"(backend fallback for " + display_name(key) + ")", ""});
   auto& stack = fallbacks_[static_cast<int>(key)];
-  // A plugin being reloaded may register the fallbacks its previous version registered.
-  bool replacing = ctx && ctx->replaces &&
-                   std::all_of(stack.begin(), stack.end(),
-                               [&](const auto& f) { return f->owner.get() == ctx->replaces; });
+  // A plugin being reloaded may register the fallbacks its previous version registered, and
+  // any registration may cover the core's own fallthroughs (the autograd plugin's fallback).
+  bool replacing = std::all_of(stack.begin(), stack.end(), [&](const auto& f) {
+    return f == core_fallthroughs_[static_cast<int>(key)] ||
+           (ctx && ctx->replaces && f->owner.get() == ctx->replaces);
+  });
   if (!stack.empty() && !replacing) {
     throw Error(fmt::format(
         "Tried to register multiple backend fallbacks for the same dispatch key {}; previous "

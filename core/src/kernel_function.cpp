@@ -18,9 +18,19 @@ void fallthrough_kernel(OperatorKernel*, const OperatorHandle& op, DispatchKeySe
   op.redispatch_boxed(ks & keys_below(ks.highest_priority_key()), stack);
 }
 
+struct AutogradFallbackFunctor final : OperatorKernel {
+  explicit AutogradFallbackFunctor(BoxedKernelFn f) : fn(f) {}
+  BoxedKernelFn fn;
+};
+
 }  // namespace
 
 namespace detail {
+void autograd_fallback_entry(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks,
+                             Stack* stack) {
+  static_cast<AutogradFallbackFunctor*>(functor)->fn(nullptr, op, ks, stack);
+}
+
 void throw_view_result_from_boxed_kernel(const OperatorHandle& op) {
   throw Error(fmt::format(
       "{}: called unboxed with a result type that refers to memory it does not own "
@@ -37,6 +47,12 @@ KernelFunction KernelFunction::make_fallthrough() {
 KernelFunction KernelFunction::make_from_boxed_function(BoxedKernelFn fn) {
   OPD_CHECK(fn != nullptr, "make_from_boxed_function: the function is null");
   return KernelFunction(nullptr, fn, nullptr);
+}
+
+KernelFunction KernelFunction::make_autograd_fallback(BoxedKernelFn fn) {
+  OPD_CHECK(fn != nullptr, "make_autograd_fallback: the function is null");
+  return KernelFunction(std::make_shared<AutogradFallbackFunctor>(fn),
+                        &detail::autograd_fallback_entry, nullptr);
 }
 
 bool KernelFunction::is_fallthrough() const { return boxed_ == &fallthrough_kernel; }

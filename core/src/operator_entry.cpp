@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "infer_schema.h"
 #include "opd/dispatcher.h"
 #include "opd/error.h"
@@ -57,11 +59,16 @@ const FunctionSchema& OperatorEntry::schema() const {
 
 void OperatorEntry::publish_schema(FunctionSchema schema) {
   schema_owner_ = std::make_shared<FunctionSchema>(std::move(schema));
+  const auto& args = schema_owner_->arguments();
+  writes_arguments_.store(
+      std::any_of(args.begin(), args.end(), [](const Argument& a) { return a.is_write(); }),
+      std::memory_order_relaxed);
   schema_.store(schema_owner_.get(), std::memory_order_release);
 }
 
 std::shared_ptr<void> OperatorEntry::unpublish_schema() {
   schema_.store(nullptr, std::memory_order_release);
+  writes_arguments_.store(false, std::memory_order_relaxed);
   return std::move(schema_owner_);
 }
 

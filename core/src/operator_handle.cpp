@@ -12,6 +12,14 @@ bool OperatorHandle::has_schema() const { return entry_->has_schema(); }
 const FunctionSchema& OperatorHandle::schema() const { return entry_->schema(); }
 std::string OperatorHandle::schema_string() const { return entry_->schema().to_string(); }
 std::string OperatorHandle::debug() const { return entry_->schema_debug(); }
+size_t OperatorHandle::num_arguments() const { return entry_->schema().arguments().size(); }
+size_t OperatorHandle::num_returns() const { return entry_->schema().returns().size(); }
+bool OperatorHandle::argument_is_written(size_t i) const {
+  return entry_->schema().arguments().at(i).is_write();
+}
+bool OperatorHandle::return_is_written(size_t i) const {
+  return entry_->schema().returns().at(i).is_write();
+}
 bool OperatorHandle::has_kernel_for_dispatch_key(DispatchKey k) const {
   return entry_->has_kernel_for_dispatch_key(k);
 }

@@ -37,5 +37,31 @@ void set_grad(const Tensor& t, const Tensor& grad) {
                 grad.defined() ? std::optional<Tensor>(grad) : std::nullopt);
 }
 
+namespace {
+
+// The autograd plugin's operator `name`, looked up on each call (it goes with the plugin).
+OperatorHandle fallback_operator(const char* api, const char* name) {
+  auto op = Dispatcher::singleton().find_schema(OperatorName{name, ""});
+  OPD_CHECK(op.has_value(),
+            "opd::autograd::{}: the autograd plugin (libopd_autograd.so), to which the autograd "
+            "fallback belongs, is not loaded ({} is not defined)",
+            api, name);
+  return *op;
+}
+
+}  // namespace
+
+void set_fallback_mode(std::string_view mode) {
+  fallback_operator("set_fallback_mode", "autograd::_set_fallback_mode")
+      .typed<void(std::string_view)>()
+      .call(mode);
+}
+
+std::string fallback_mode() {
+  return fallback_operator("fallback_mode", "autograd::_fallback_mode")
+      .typed<std::string()>()
+      .call();
+}
+
 }  // namespace autograd
 }  // namespace opd

@@ -3,6 +3,7 @@
 // Unloaded, the same programs run without gradients.
 
 #include "autograd/api_kernels.h"
+#include "autograd/fallback.h"
 #include "autograd/generated_support.h"
 #include "autograd/thread_state.h"
 #include "opd/plugin.h"
@@ -11,6 +12,9 @@
 OPD_PLUGIN(autograd, "0.1.0") { opd::autograd::claim_thread_state(); }
 
 OPD_LIBRARY_IMPL(aten, Autograd, m) { opd::autograd::generated::register_autograd_kernels(m); }
+
+// Every other operator without an Autograd kernel: Note [Autograd fallback] (fallback.cpp).
+OPD_LIBRARY_IMPL(_, Autograd, m) { opd::autograd::register_fallback(m); }
 
 // CompositeImplicitAutograd: they also run under NoGradGuard (autograd keys excluded) and on
 // every backend.
@@ -39,4 +43,6 @@ OPD_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
 // Not an aten operator: PyTorch reads grad_fn from Python. opd::autograd::grad_fn_name calls it.
 OPD_LIBRARY(autograd, m) {
   m.def("grad_fn_name(Tensor self) -> str", &opd::autograd::api::grad_fn_name);
+  m.def("_set_fallback_mode(str mode) -> ()", &opd::autograd::set_fallback_mode);
+  m.def("_fallback_mode() -> str", &opd::autograd::fallback_mode);
 }

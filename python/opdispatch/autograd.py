@@ -5,9 +5,24 @@ import functools as _functools
 
 from . import _C
 
-__all__ = ["grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+__all__ = ["grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+           "set_fallback_mode", "get_fallback_mode"]
 
 is_grad_enabled = _C.is_grad_enabled
+
+
+def set_fallback_mode(mode):
+    """What an operator without an autograd kernel does when its inputs require grad, for the
+    whole process (torch._C._set_autograd_fallback_mode): ``"warn"`` (the default) gives its
+    outputs a node that warns once per operator when backward reaches it, ``"error"`` one that
+    raises there, ``"nothing"`` none. Arguments the schema marks as written get their version
+    bumped in every mode. The fallback belongs to the autograd plugin: RuntimeError without it."""
+    _C._set_autograd_fallback_mode(mode)
+
+
+def get_fallback_mode():
+    """The mode set_fallback_mode set (torch._C._get_autograd_fallback_mode)."""
+    return _C._get_autograd_fallback_mode()
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -67,6 +67,9 @@ void bind_key_guard(py::module_& m, const char* name) {
 
 void bind_autograd(py::module_& m) {
   m.def("is_grad_enabled", [] { return is_grad_enabled(); });
+  m.def("_set_autograd_fallback_mode",
+        [](std::string_view mode) { autograd::set_fallback_mode(mode); });
+  m.def("_get_autograd_fallback_mode", [] { return autograd::fallback_mode(); });
   m.def("_set_grad_enabled", [](bool enabled) {
     for (DispatchKey k : kAutogradKeySet) tls_set_dispatch_key_excluded(k, !enabled);
   });

@@ -27,6 +27,9 @@ void bind_ops(pybind11::module_& m);
 void bind_library(pybind11::module_& m);
 // Grad mode, autograd.grad, the TLS dispatch key functions (autograd.cpp).
 void bind_autograd(pybind11::module_& m);
+// opd::warn as Python's UserWarning (warnings.cpp): installed at import, removed at shutdown.
+void install_warning_handler();
+void remove_warning_handler();
 // opdispatch.trace (trace.cpp).
 void bind_trace(pybind11::module_& m);
 // Helpers for the Python tests that need C++ threads (testing.cpp).

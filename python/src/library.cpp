@@ -111,7 +111,13 @@ void bind_library(py::module_& m) {
       .def_property_readonly("registration_count",
                              [](const PyLibrary& l) { return l.lib.registration_count(); });
 
-  m.def("_begin_shutdown", &begin_shutdown, py::arg("timeout_ms") = 2000);
+  m.def(
+      "_begin_shutdown",
+      [](int timeout_ms) {
+        remove_warning_handler();
+        return begin_shutdown(timeout_ms);
+      },
+      py::arg("timeout_ms") = 2000);
   m.def("_drain_releases", &drain_releases);
   m.def("_reclaim", [] {
     size_t n;

@@ -65,4 +65,5 @@ PYBIND11_MODULE(_C, m) {
   opd::python::bind_testing(m);
   opd::python::bind_plugins(m);
   opd::python::bind_introspection(m);
+  opd::python::install_warning_handler();
 }

@@ -824,18 +824,26 @@ TEST(DispatcherFallback, DuplicateFallbackIsRefusedNamingBothSites) {
   EXPECT_EQ(table(foo), before);
 }
 
-TEST(DispatcherFallback, CoreAutogradFallthroughCannotBeRegisteredTwice) {
+TEST(DispatcherFallback, AnAutogradFallbackCoversTheCoresFallthroughUntilItIsGone) {
+  ASSERT_EQ(dispatcher().fallback_debug(DK::AutogradCPU), "registered in opdispatch core");
   auto loc = std::source_location::current();
-  try {
-    fallback(DK::AutogradCPU, KernelFunction::make_fallthrough(), loc);
-    FAIL() << "expected Error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.msg(),
-              "Tried to register multiple backend fallbacks for the same dispatch key "
-              "AutogradCPU; previous registration registered in opdispatch core, new "
-              "registration " +
-                  at(loc));
+  {
+    Reg covering = fallback(DK::AutogradCPU, CppFunction(&recording_fallback).kernel(), loc);
+    EXPECT_EQ(dispatcher().fallback_debug(DK::AutogradCPU), covering.site);
+    // A second one still collides, naming the first.
+    try {
+      fallback(DK::AutogradCPU, KernelFunction::make_fallthrough(), loc);
+      FAIL() << "expected Error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.msg(),
+                "Tried to register multiple backend fallbacks for the same dispatch key "
+                "AutogradCPU; previous registration " +
+                    covering.site + ", new registration " + at(loc));
+    }
+    dispatcher().check_invariants();
   }
+  EXPECT_EQ(dispatcher().fallback_debug(DK::AutogradCPU), "registered in opdispatch core");
+  dispatcher().check_invariants();
 }
 
 TEST(DispatcherFallback, RegisterFallbackRejectsAliasKeys) {

@@ -92,6 +92,53 @@ DispatchKeySet arguments_key_set(const Args&... args) {
   return (DispatchKeySet() | ... | key_set_of(args));
 }
 
+// Whether a tensor-like argument has autograd state (Note [Autograd fallback fast path]): a
+// tensor without any cannot require grad.
+inline bool has_autograd_state(const Tensor& t) {
+  return t.defined() && t.unsafe_get_impl()->autograd_meta() != nullptr;
+}
+inline bool has_autograd_state(const std::optional<Tensor>& t) {
+  return t && has_autograd_state(*t);
+}
+inline bool has_autograd_state(std::span<const Tensor> ts) {
+  for (const auto& t : ts) {
+    if (has_autograd_state(t)) return true;
+  }
+  return false;
+}
+inline bool has_autograd_state(const std::vector<Tensor>& ts) {
+  return has_autograd_state(std::span<const Tensor>(ts));
+}
+inline bool has_autograd_state(const TensorList& ts) {
+  return has_autograd_state(std::span<const Tensor>(ts));
+}
+inline bool has_autograd_state(const std::vector<std::optional<Tensor>>& ts) {
+  for (const auto& t : ts) {
+    if (has_autograd_state(t)) return true;
+  }
+  return false;
+}
+template <class T>
+bool has_autograd_state(const T&) {
+  return false;
+}
+
+// The kernel for `ks`; past the autograd fallback when it has nothing to do for these
+// arguments (Note [Autograd fallback fast path]), `ks` then losing the Autograd keys.
+template <class... Args>
+[[gnu::always_inline]] inline const KernelFunction& lookup_kernel(const OperatorEntry& e,
+                                                                  DispatchKeySet& ks,
+                                                                  const Args&... args) {
+  const KernelFunction& kernel = e.lookup(ks);
+  if (kernel.is_autograd_fallback()) [[unlikely]] {
+    if (!e.writes_arguments() && !(false || ... || has_autograd_state(args))) {
+      ks = ks - kAutogradKeySet;
+      return e.lookup(ks);
+    }
+  }
+  return kernel;
+}
+
 // The slow path of a call while a DispatchObserver is installed (Note [Observed dispatch]).
 template <class Ret, class... Args>
 [[gnu::noinline, gnu::cold]] Ret call_observed(const OperatorHandle& op, DispatchKeySet ks,
@@ -121,7 +168,7 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
     DispatchKeySet ks =
         detail::compute_dispatch_key_set(detail::arguments_key_set(args...), e.key_mask());
     detail::CallScope scope;
-    const KernelFunction& kernel = e.lookup(ks);
+    const KernelFunction& kernel = detail::lookup_kernel(e, ks, args...);
     if (detail::dispatch_observed()) [[unlikely]]
       return detail::call_observed<Ret, Args...>(*this, ks, DispatchEntry::Call, kernel,
                                                  std::forward<Args>(args)...);
@@ -133,7 +180,7 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
     const OperatorEntry& e = *entry_;
     DispatchKeySet ks = keys & e.key_mask();
     detail::CallScope scope;
-    const KernelFunction& kernel = e.lookup(ks);
+    const KernelFunction& kernel = detail::lookup_kernel(e, ks, args...);
     if (detail::dispatch_observed()) [[unlikely]]
       return detail::call_observed<Ret, Args...>(*this, ks, DispatchEntry::Redispatch, kernel,
                                                  std::forward<Args>(args)...);
@@ -260,9 +307,14 @@ class OPD_API Dispatcher {
   // Namespace -> DEF libraries, newest first; more than one only during a plugin reload.
   std::unordered_map<std::string, std::list<LibraryClaim>> libraries_
       OPD_GUARDED_BY(detail::registration_mutex);
-  // Per runtime key, newest first; more than one only while a plugin is being reloaded.
+  // Per runtime key, newest first; more than one only while a plugin is being reloaded, or
+  // over one of the core's own fallthroughs.
   std::array<std::list<std::shared_ptr<AnnotatedKernel>>, kNumRuntimeEntries> fallbacks_
       OPD_GUARDED_BY(detail::registration_mutex);
+  // The core's fallthroughs on the Autograd and ADInplaceOrView keys (set once, in the
+  // constructor): always at the bottom of their stacks, so they come back when what covered
+  // them is deregistered.
+  std::array<std::shared_ptr<AnnotatedKernel>, kNumRuntimeEntries> core_fallthroughs_;
   std::list<std::unique_ptr<OpRegistrationListener>> listeners_
       OPD_GUARDED_BY(detail::registration_mutex);
   // True while listeners are being called.

@@ -69,6 +69,19 @@ class OPD_API OperatorEntry {
   int def_count() const;
   int def_and_impl_count() const;
 
+  // Whether the schema marks an argument as written (Tensor(a!)); false without a schema.
+  bool writes_arguments() const { return writes_arguments_.load(std::memory_order_relaxed); }
+
+  // Note [Autograd fallback fast path]
+  // An operator without an Autograd kernel (a vendor's, a factory) gets the autograd plugin's
+  // boxed fallback on the Autograd keys. Most calls give it nothing to do: no tensor argument
+  // has autograd state (so none requires grad), and nothing is written (so no version to
+  // bump). Boxing such a call to find that out would cost more than the call; instead the
+  // dispatcher checks both itself, without boxing, when the entry it found is that fallback
+  // (KernelFunction::is_autograd_fallback), and looks the kernel up again below the Autograd
+  // keys. Only the cold branch of a call pays: for any other kernel it is one comparison. The
+  // fallback gives the same answer for such a call, so the shortcut is unobservable, except in
+  // a trace, which shows the hop the call took.
   // Runtime keys whose entry is not a fallthrough.
   DispatchKeySet key_mask() const {
     return DispatchKeySet::from_raw(key_mask_.load(std::memory_order_relaxed));
@@ -155,6 +168,7 @@ class OPD_API OperatorEntry {
   // so a call already running keeps a valid schema until it returns (Note [Kernel
   // reclamation]); calling the operator after that is undefined (as in PyTorch).
   std::atomic<const FunctionSchema*> schema_{nullptr};
+  std::atomic<bool> writes_arguments_{false};  // of the published schema
   std::shared_ptr<FunctionSchema> schema_owner_ OPD_GUARDED_BY(detail::registration_mutex);
   // Newest first. More than one only while a plugin is being reloaded: both versions def the
   // operator with the same schema. INVARIANT: schema_ is set iff defs_ is not empty.

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opd/export.h"
@@ -67,6 +68,16 @@ OPD_API std::string grad_fn_name(const Tensor& t);
 
 // Replaces the accumulated gradient of `t` (undefined clears it, as `x.grad = None`).
 OPD_API void set_grad(const Tensor& t, const Tensor& grad);
+
+// What happens to an operator without an Autograd kernel called on inputs that require grad
+// (PyTorch's torch._C._set_autograd_fallback_mode), for the whole process: "warn" (the
+// default) gives its outputs a node that warns once per operator when backward reaches it,
+// "error" one that raises there, "nothing" no node (the outputs do not require grad). Either
+// way an argument the schema marks as written gets its version bumped. Throws Error for another
+// mode, and when the autograd plugin, which the fallback belongs to, is not loaded; its mode
+// starts at "warn" each time it is loaded.
+OPD_API void set_fallback_mode(std::string_view mode);
+OPD_API std::string fallback_mode();
 
 }  // namespace autograd
 }  // namespace opd

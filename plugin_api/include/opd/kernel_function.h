@@ -45,6 +45,13 @@ class OperatorKernel {
 using BoxedKernelFn = void (*)(OperatorKernel* functor, const OperatorHandle& op,
                                DispatchKeySet keys, Stack* stack);
 
+namespace detail {
+// The boxed entry of every make_autograd_fallback kernel (it calls the function it was made
+// from): its address is how the dispatcher knows one.
+OPD_API void autograd_fallback_entry(OperatorKernel* functor, const OperatorHandle& op,
+                                     DispatchKeySet keys, Stack* stack);
+}  // namespace detail
+
 // A kernel, callable both boxed and unboxed. A kernel written unboxed (function pointer, lambda,
 // functor) gets a generated boxing wrapper; one written boxed is called unboxed by boxing the
 // arguments. A default-constructed KernelFunction is invalid. Copying shares the functor.
@@ -69,8 +76,15 @@ class OPD_API KernelFunction {
   template <auto F>
   static KernelFunction make_from_unboxed_function();
 
+  // A backend fallback for the Autograd keys (the autograd plugin's, Note [Autograd fallback] in
+  // plugins/autograd/fallback.cpp) with nothing to do when no tensor argument has autograd state
+  // and the operator writes no argument: the dispatcher then passes such a call to the key
+  // below without calling `fn` (Note [Autograd fallback fast path] in operator_entry.h).
+  static KernelFunction make_autograd_fallback(BoxedKernelFn fn);
+
   bool is_valid() const { return boxed_ != nullptr; }
   bool is_fallthrough() const;
+  bool is_autograd_fallback() const { return boxed_ == &detail::autograd_fallback_entry; }
   bool has_unboxed() const { return unboxed_ != nullptr; }
 
   void call_boxed(const OperatorHandle& op, DispatchKeySet keys, Stack* stack) const {

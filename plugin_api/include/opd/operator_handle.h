@@ -45,6 +45,13 @@ class OPD_API OperatorHandle {
   // The schema as text, "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor".
   std::string schema_string() const;
   std::string debug() const;
+  // What a boxed kernel needs of the schema to walk its stack: how many arguments and returns
+  // it has, and whether it marks argument (return) i as written, Tensor(a!).
+  // REQUIRES: has_schema(); i below the count.
+  size_t num_arguments() const;
+  size_t num_returns() const;
+  bool argument_is_written(size_t i) const;
+  bool return_is_written(size_t i) const;
   bool has_kernel_for_dispatch_key(DispatchKey k) const;
   std::string dump_state() const;
   std::string dump_computed_table() const;
