@@ -101,7 +101,54 @@ void BM_KeySetUnderTlsGuards(benchmark::State& state) {
 }
 BENCHMARK(BM_KeySetUnderTlsGuards);
 
+// A vendor operator called without grad once the autograd plugin's fallback covers the core's
+// Autograd fallthrough (#15 §3): against BM_DispatchUnboxed / BM_DispatchBoxed, the same call
+// under the fallthrough, as before the fallback. The fallback here is a stand-in with the
+// plugin's entry (make_autograd_fallback): the fast path skips it without calling it.
+void passing_autograd_fallback(opd::OperatorKernel*, const opd::OperatorHandle& op,
+                               opd::DispatchKeySet ks, opd::Stack* stack) {
+  op.redispatch_boxed(ks - opd::kAutogradKeySet, stack);
+}
+
+struct CoveredAutograd {
+  opd::Library lib{opd::Library::IMPL, "_", opd::DispatchKey::Autograd};
+  CoveredAutograd() {
+    lib.fallback(opd::CppFunction::from_kernel(
+        opd::KernelFunction::make_autograd_fallback(&passing_autograd_fallback)));
+  }
+};
+
+void BM_DispatchUnboxedUnderAutogradFallback(benchmark::State& state) {
+  auto op = identity_op();
+  CoveredAutograd covered;
+  Tensor x = make_input();
+  for (auto _ : state) {
+    Tensor y = op.call(x);
+    benchmark::DoNotOptimize(y);
+  }
+}
+BENCHMARK(BM_DispatchUnboxedUnderAutogradFallback);
+
+void BM_DispatchBoxedUnderAutogradFallback(benchmark::State& state) {
+  auto op = identity_op();
+  CoveredAutograd covered;
+  Tensor x = make_input();
+  opd::Stack stack;
+  stack.reserve(1);
+  for (auto _ : state) {
+    stack.emplace_back(x);
+    op.call_boxed(&stack);
+    benchmark::DoNotOptimize(stack.back());
+    stack.clear();
+  }
+}
+BENCHMARK(BM_DispatchBoxedUnderAutogradFallback);
+
 const bool ratios_declared = [] {
+  opd::bench::add_ratio("BM_DispatchUnboxedUnderAutogradFallback", "BM_DispatchUnboxed",
+                        "<= 1.1 (autograd fallback, no grad)");
+  opd::bench::add_ratio("BM_DispatchBoxedUnderAutogradFallback", "BM_DispatchBoxed",
+                        "<= 1.1 (autograd fallback, no grad)");
   opd::bench::add_ratio("BM_DispatchUnboxed", "BM_DirectCall", "<= 1.2");
   opd::bench::add_ratio("BM_DispatchUnboxedRuntimeFunctionPointer", "BM_DirectCall", "report");
   opd::bench::add_ratio("BM_DispatchBoxed", "BM_DirectCall", "report");

@@ -95,6 +95,63 @@ TEST(DispatcherConcurrency, OverrideAndRestoreWhileTwoThreadsDispatch) {
   EXPECT_EQ(Dispatcher::singleton().retired_count(), 0u);
 }
 
+// An autograd fallback that marks the calls it saw: it passes them on and returns 2.
+void marking_autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks,
+                               Stack* stack) {
+  op.redispatch_boxed(ks - kAutogradKeySet, stack);
+  stack->back() = IValue(int64_t{2});
+}
+
+// Covering and uncovering the core's Autograd fallthrough (what loading and unloading the
+// autograd plugin does) while threads call, boxed and unboxed, with a tensor that has autograd
+// state (the fallback is reached: 2, or 1 while uncovered) and one without (its fast path
+// skips the fallback: always 1). Note [Autograd fallback fast path].
+TEST(DispatcherConcurrency, CoveringTheAutogradFallthroughWhileThreadsDispatch) {
+  Library def(Library::DEF, "test_concurrency_agfb");
+  def.def("pick(Tensor x) -> int");
+  Library base(Library::IMPL, "test_concurrency_agfb", DispatchKey::CPU);
+  base.impl("pick", &kernel_one);
+  auto op = Dispatcher::singleton()
+                .find_schema_or_throw("test_concurrency_agfb::pick", "")
+                .typed<int64_t(const Tensor&)>();
+  Tensor with_state = cpu_tensor();
+  with_state.unsafe_get_impl()->set_autograd_meta(std::make_shared<int>(0));
+  const Tensor plain = cpu_tensor();
+
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> unexpected{0}, saw_covered{0}, saw_uncovered{0};
+  auto dispatcher_thread = [&](bool boxed) {
+    while (!done.load(std::memory_order_acquire)) {
+      int64_t r = call_pick(op, with_state, boxed);
+      if (r == 2) saw_covered.fetch_add(1, std::memory_order_relaxed);
+      if (r == 1) saw_uncovered.fetch_add(1, std::memory_order_relaxed);
+      if (r != 1 && r != 2) unexpected.fetch_add(1, std::memory_order_relaxed);
+      if (call_pick(op, plain, boxed) != 1) unexpected.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  std::thread t1(dispatcher_thread, false);
+  std::thread t2(dispatcher_thread, true);
+  run_until(
+      2000,
+      [&](int64_t) {
+        Library fallback(Library::IMPL, "_", DispatchKey::Autograd);
+        fallback.fallback(CppFunction::from_kernel(
+            KernelFunction::make_autograd_fallback(&marking_autograd_fallback)));
+      },
+      [&] { return saw_covered.load() > 0 && saw_uncovered.load() > 0; });
+  done.store(true, std::memory_order_release);
+  t1.join();
+  t2.join();
+
+  EXPECT_EQ(unexpected.load(), 0);
+  EXPECT_GT(saw_covered.load(), 0) << "the fallback was never observed";
+  EXPECT_GT(saw_uncovered.load(), 0) << "the core's fallthrough was never observed";
+  EXPECT_EQ(Dispatcher::singleton().fallback_debug(DispatchKey::AutogradCPU),
+            "registered in opdispatch core");
+  EXPECT_EQ(op.call(with_state), 1);
+  Dispatcher::singleton().check_invariants();
+}
+
 TEST(DispatcherConcurrency, DefiningOtherOperatorsWhileDispatching) {
   Library def(Library::DEF, "test_concurrency_b");
   def.def("pick(Tensor x) -> int");
