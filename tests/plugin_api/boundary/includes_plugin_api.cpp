@@ -11,6 +11,7 @@
 #include "opd/tensor_operators.h"
 #include "opd/thread_annotations.h"
 #include "opd/version.h"
+#include "opd/warning.h"
 
 // Something to compile: a kernel calling the typed API and an operator by name.
 opd::Tensor probe(const opd::Tensor& x) {
