@@ -158,18 +158,9 @@ DispatchKeySet check_arguments_and_collect_keys(const OperatorEntry& op, const S
 }
 
 bool has_autograd_state(const IValue& v) {
-  auto of = [](const Tensor& t) {
-    return t.defined() && t.unsafe_get_impl()->autograd_meta() != nullptr;
-  };
-  if (v.is_tensor()) return of(v.to_tensor());
-  if (v.is_tensor_list()) {
-    const auto& ts = v.to_tensor_list();
-    return std::any_of(ts.begin(), ts.end(), of);
-  }
-  if (v.is_optional_tensor_list()) {
-    const auto& ts = v.to_optional_tensor_list();
-    return std::any_of(ts.begin(), ts.end(), [&](const auto& t) { return t && of(*t); });
-  }
+  if (v.is_tensor()) return detail::has_autograd_state(v.to_tensor());
+  if (v.is_tensor_list()) return detail::has_autograd_state(v.to_tensor_list());
+  if (v.is_optional_tensor_list()) return detail::has_autograd_state(v.to_optional_tensor_list());
   return false;
 }
 

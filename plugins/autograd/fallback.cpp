@@ -137,16 +137,12 @@ void fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stac
 
   // Reached only with the Autograd keys in the call's key set, so grad mode is on.
   bool any_requires_grad = false;
-  if (mode != Mode::Nothing) {
-    for_each_tensor(*stack, begin, stack->size(), [&](const Tensor& t, size_t) {
-      any_requires_grad = any_requires_grad || requires_grad(t);
-    });
-  }
-  std::shared_ptr<NotImplementedNode> node;
   std::vector<Tensor> written;
   for_each_tensor(*stack, begin, stack->size(), [&](const Tensor& t, size_t i) {
     if (facts->written_arguments[i]) written.push_back(t);
+    any_requires_grad = any_requires_grad || (mode != Mode::Nothing && requires_grad(t));
   });
+  std::shared_ptr<NotImplementedNode> node;
   if (any_requires_grad) {
     node = make_node<NotImplementedNode>(op.operator_name().name, mode);
     edge_list edges;

@@ -54,7 +54,7 @@ void BM_DirectCall(benchmark::State& state) {
 }
 BENCHMARK(BM_DirectCall);
 
-void BM_DispatchUnboxed(benchmark::State& state) {
+void run_unboxed(benchmark::State& state) {
   auto op = identity_op();
   Tensor x = make_input();
   for (auto _ : state) {
@@ -62,6 +62,8 @@ void BM_DispatchUnboxed(benchmark::State& state) {
     benchmark::DoNotOptimize(y);
   }
 }
+
+void BM_DispatchUnboxed(benchmark::State& state) { run_unboxed(state); }
 BENCHMARK(BM_DispatchUnboxed);
 
 void BM_DispatchUnboxedRuntimeFunctionPointer(benchmark::State& state) {
@@ -74,7 +76,7 @@ void BM_DispatchUnboxedRuntimeFunctionPointer(benchmark::State& state) {
 }
 BENCHMARK(BM_DispatchUnboxedRuntimeFunctionPointer);
 
-void BM_DispatchBoxed(benchmark::State& state) {
+void run_boxed(benchmark::State& state) {
   auto op = identity_op();
   Tensor x = make_input();
   opd::Stack stack;
@@ -86,6 +88,8 @@ void BM_DispatchBoxed(benchmark::State& state) {
     stack.clear();
   }
 }
+
+void BM_DispatchBoxed(benchmark::State& state) { run_boxed(state); }
 BENCHMARK(BM_DispatchBoxed);
 
 void BM_KeySetUnderTlsGuards(benchmark::State& state) {
@@ -119,28 +123,14 @@ struct CoveredAutograd {
 };
 
 void BM_DispatchUnboxedUnderAutogradFallback(benchmark::State& state) {
-  auto op = identity_op();
   CoveredAutograd covered;
-  Tensor x = make_input();
-  for (auto _ : state) {
-    Tensor y = op.call(x);
-    benchmark::DoNotOptimize(y);
-  }
+  run_unboxed(state);
 }
 BENCHMARK(BM_DispatchUnboxedUnderAutogradFallback);
 
 void BM_DispatchBoxedUnderAutogradFallback(benchmark::State& state) {
-  auto op = identity_op();
   CoveredAutograd covered;
-  Tensor x = make_input();
-  opd::Stack stack;
-  stack.reserve(1);
-  for (auto _ : state) {
-    stack.emplace_back(x);
-    op.call_boxed(&stack);
-    benchmark::DoNotOptimize(stack.back());
-    stack.clear();
-  }
+  run_boxed(state);
 }
 BENCHMARK(BM_DispatchBoxedUnderAutogradFallback);
 
