@@ -164,23 +164,19 @@ bool has_autograd_state(const IValue& v) {
   return false;
 }
 
-// The boxed form of detail::lookup_kernel (Note [Autograd fallback fast path]): the arguments
+// The boxed form of detail::call_key_mask (Note [Autograd fallback fast path]): the arguments
 // are the top of the stack, as many as the schema has.
-const KernelFunction& lookup_kernel(const OperatorEntry& e, DispatchKeySet& ks,
-                                    const Stack& stack) {
-  const KernelFunction& kernel = e.lookup(ks);
-  if (!kernel.is_autograd_fallback()) [[likely]]
-    return kernel;
+DispatchKeySet call_key_mask(const OperatorEntry& e, const Stack& stack) {
+  const auto [mask, fallback] = e.masks();
+  if (fallback.empty()) [[likely]]
+    return mask;
   // Without a schema (a def undone during the call) every stack element is an argument.
   const FunctionSchema* s = e.schema_or_null();
-  if (s != nullptr && (s->is_vararg() || e.writes_arguments())) return kernel;
+  if (s != nullptr && (s->is_vararg() || e.writes_arguments())) return mask | fallback;
   const size_t n = s ? std::min(s->arguments().size(), stack.size()) : stack.size();
-  if (std::any_of(stack.end() - n, stack.end(),
-                  [](const IValue& v) { return has_autograd_state(v); })) {
-    return kernel;
-  }
-  ks = ks - kAutogradKeySet;
-  return e.lookup(ks);
+  const bool any = std::any_of(stack.end() - n, stack.end(),
+                               [](const IValue& v) { return has_autograd_state(v); });
+  return any ? mask | fallback : mask;
 }
 
 // See Note [Observed dispatch].
@@ -194,19 +190,19 @@ const KernelFunction& lookup_kernel(const OperatorEntry& e, DispatchKeySet& ks,
 }  // namespace
 
 void OperatorHandle::call_boxed(Stack* stack) const {
-  DispatchKeySet ks = detail::compute_dispatch_key_set(
-      check_arguments_and_collect_keys(*entry_, *stack), entry_->key_mask());
+  const DispatchKeySet ks = detail::compute_dispatch_key_set(
+      check_arguments_and_collect_keys(*entry_, *stack), call_key_mask(*entry_, *stack));
   detail::CallScope scope;
-  const KernelFunction& kernel = lookup_kernel(*entry_, ks, *stack);
+  const KernelFunction& kernel = entry_->lookup(ks);
   if (detail::dispatch_observed()) [[unlikely]]
     return call_boxed_observed(*this, ks, DispatchEntry::CallBoxed, kernel, stack);
   kernel.call_boxed(*this, ks, stack);
 }
 
 void OperatorHandle::redispatch_boxed(DispatchKeySet keys, Stack* stack) const {
-  DispatchKeySet ks = keys & entry_->key_mask();
+  const DispatchKeySet ks = keys & call_key_mask(*entry_, *stack);
   detail::CallScope scope;
-  const KernelFunction& kernel = lookup_kernel(*entry_, ks, *stack);
+  const KernelFunction& kernel = entry_->lookup(ks);
   if (detail::dispatch_observed()) [[unlikely]]
     return call_boxed_observed(*this, ks, DispatchEntry::RedispatchBoxed, kernel, stack);
   kernel.call_boxed(*this, ks, stack);

@@ -45,9 +45,9 @@ DispatchKey backend_below(DispatchKey k) {
 
 }  // namespace
 
-OperatorEntry::OperatorEntry(OperatorName name) : name_(std::move(name)), key_mask_(0) {
+OperatorEntry::OperatorEntry(OperatorName name) : name_(std::move(name)), masks_(0) {
   for (auto& slot : table_) slot.store(&missing_kernel_function(), std::memory_order_relaxed);
-  key_mask_.store(kFullKeySet.raw(), std::memory_order_relaxed);
+  masks_.store(kFullKeySet.raw(), std::memory_order_relaxed);
 }
 
 const FunctionSchema& OperatorEntry::schema() const {
@@ -145,7 +145,7 @@ OperatorEntry::Computed OperatorEntry::compute_entry(DispatchKey k, const Dispat
 }
 
 // Note [Fallthrough]
-// A fallthrough kernel is normally never called: update_table() drops its key from key_mask_,
+// A fallthrough kernel is normally never called: update_table() drops its key from the key mask,
 // so the dispatch key set of every call skips it and the next key serves the call. The table
 // keeps the fallthrough kernel so that dumps and invariants can see it. A call reads the mask
 // and then the table entry without a lock, so while a fallthrough is being registered or
@@ -167,26 +167,40 @@ void OperatorEntry::update_table_for(const Dispatcher& d, DispatchKey registered
 }
 
 void OperatorEntry::update_entries(const Dispatcher& d, DispatchKeySet keys, bool undefined) {
-  // See Note [Fallthrough] for the order of the stores.
-  const uint64_t old_mask = key_mask_.load(std::memory_order_relaxed);
-  uint64_t mask = old_mask;
+  // See Note [Fallthrough] for the order of the stores, and Note [Autograd fallback fast path]
+  // for the second mask. A key whose entry serves calls (is no fallthrough) is in one of the
+  // two masks. Keys leaving both leave before their entries change and keys joining one join
+  // after, as in Note [Fallthrough]; a key moving from one mask to the other is in key_mask
+  // meanwhile, where either entry serves every call correctly.
+  const Masks old = masks();
+  uint64_t mask = old.key_mask.raw();
+  uint64_t fallback = old.autograd_fallback_keys.raw();
   std::array<const KernelFunction*, kNumRuntimeEntries> computed{};
   auto compute = [&](DispatchKey k) OPD_REQUIRES(detail::registration_mutex) {
     int i = static_cast<int>(k);
     computed[i] = compute_entry(k, d).kernel;
     if (i == 0) return;
-    uint64_t bit = key_bit(k).raw();
-    mask = computed[i]->is_fallthrough() ? (mask & ~bit) : (mask | bit);
+    const uint64_t bit = key_bit(k).raw();
+    const bool is_fallback = computed[i]->is_autograd_fallback();
+    mask = computed[i]->is_fallthrough() || is_fallback ? (mask & ~bit) : (mask | bit);
+    fallback = is_fallback ? (fallback | bit) : (fallback & ~bit);
   };
   if (undefined) compute(DispatchKey::Undefined);
   for (DispatchKey k : keys) compute(k);
-  if ((old_mask & mask) != old_mask) key_mask_.store(old_mask & mask, std::memory_order_release);
+  const uint64_t old_mask = old.key_mask.raw();
+  const uint64_t old_fallback = old.autograd_fallback_keys.raw();
+  const uint64_t staying_fallback = old_fallback & fallback;
+  const uint64_t interim_mask = ((old_mask | old_fallback) & (mask | fallback)) & ~staying_fallback;
+  const uint64_t before = old_mask | (old_fallback << 32);
+  const uint64_t interim = interim_mask | (staying_fallback << 32);
+  const uint64_t after = mask | (fallback << 32);
+  if (interim != before) masks_.store(interim, std::memory_order_release);
   for (int i = 0; i < kNumRuntimeEntries; ++i) {
     if (computed[i] && table_[i].load(std::memory_order_relaxed) != computed[i]) {
       table_[i].store(computed[i], std::memory_order_release);
     }
   }
-  if (mask != (old_mask & mask)) key_mask_.store(mask, std::memory_order_release);
+  if (after != interim) masks_.store(after, std::memory_order_release);
 }
 
 std::optional<OperatorEntry::SignatureSource> OperatorEntry::cpp_signature() const {
@@ -312,15 +326,20 @@ void OperatorEntry::check_invariants_locked() const {
     fail("def_and_impl_count is not defs + kernels");
   const Dispatcher& d = Dispatcher::singleton();
   uint64_t mask = kFullKeySet.raw();
+  uint64_t fallback = 0;
   for (int i = 0; i < kNumRuntimeEntries; ++i) {
     auto k = static_cast<DispatchKey>(i);
     const KernelFunction* expected = compute_entry(k, d).kernel;
     if (table_[i].load(std::memory_order_acquire) != expected) {
       fail(fmt::format("the table entry for {} is not the computed one", to_string(k)));
     }
-    if (i > 0 && expected->is_fallthrough()) mask &= ~key_bit(k).raw();
+    if (i > 0 && (expected->is_fallthrough() || expected->is_autograd_fallback())) {
+      mask &= ~key_bit(k).raw();
+    }
+    if (i > 0 && expected->is_autograd_fallback()) fallback |= key_bit(k).raw();
   }
-  if (mask != key_mask_.load(std::memory_order_acquire)) fail("the fallthrough key mask is stale");
+  if (mask != key_mask().raw()) fail("the fallthrough key mask is stale");
+  if (fallback != autograd_fallback_keys().raw()) fail("the autograd fallback key mask is stale");
 }
 
 void OperatorEntry::report_missing(DispatchKeySet ks) const {

@@ -152,6 +152,63 @@ TEST(DispatcherConcurrency, CoveringTheAutogradFallthroughWhileThreadsDispatch) 
   Dispatcher::singleton().check_invariants();
 }
 
+int64_t kernel_three(const Tensor&) { return 3; }
+
+// An Autograd kernel registered and removed over the autograd fallback while threads call: the
+// operator's Autograd keys move between the two masks a call reads (Note [Autograd fallback
+// fast path]). A call with autograd state must reach the fallback (2) or the kernel (3), never
+// skip both (1). A call without reaches the kernel (3) or skips the fallback (1), or, while the
+// keys move between the masks, reaches the fallback (2), which gives the same answer.
+TEST(DispatcherConcurrency, AnAutogradKernelComingAndGoingOverTheAutogradFallback) {
+  Library def(Library::DEF, "test_concurrency_agk");
+  def.def("pick(Tensor x) -> int");
+  Library base(Library::IMPL, "test_concurrency_agk", DispatchKey::CPU);
+  base.impl("pick", &kernel_one);
+  Library fallback(Library::IMPL, "_", DispatchKey::Autograd);
+  fallback.fallback(
+      CppFunction::from_kernel(KernelFunction::make_autograd_fallback(&marking_autograd_fallback)));
+  auto op = Dispatcher::singleton()
+                .find_schema_or_throw("test_concurrency_agk::pick", "")
+                .typed<int64_t(const Tensor&)>();
+  Tensor with_state = cpu_tensor();
+  with_state.unsafe_get_impl()->set_autograd_meta(std::make_shared<int>(0));
+  const Tensor plain = cpu_tensor();
+
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> skipped_with_state{0}, unexpected{0}, saw_fallback{0}, saw_kernel{0};
+  auto dispatcher_thread = [&](bool boxed) {
+    while (!done.load(std::memory_order_acquire)) {
+      int64_t r = call_pick(op, with_state, boxed);
+      if (r == 2) saw_fallback.fetch_add(1, std::memory_order_relaxed);
+      if (r == 3) saw_kernel.fetch_add(1, std::memory_order_relaxed);
+      if (r == 1) skipped_with_state.fetch_add(1, std::memory_order_relaxed);
+      if (r < 1 || r > 3) unexpected.fetch_add(1, std::memory_order_relaxed);
+      r = call_pick(op, plain, boxed);
+      if (r < 1 || r > 3) unexpected.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  std::thread t1(dispatcher_thread, false);
+  std::thread t2(dispatcher_thread, true);
+  run_until(
+      2000,
+      [&](int64_t) {
+        Library autograd(Library::IMPL, "test_concurrency_agk", DispatchKey::Autograd);
+        autograd.impl("pick", &kernel_three);
+      },
+      [&] { return saw_fallback.load() > 0 && saw_kernel.load() > 0; });
+  done.store(true, std::memory_order_release);
+  t1.join();
+  t2.join();
+
+  EXPECT_EQ(skipped_with_state.load(), 0) << "a call with autograd state skipped autograd";
+  EXPECT_EQ(unexpected.load(), 0);
+  EXPECT_GT(saw_fallback.load(), 0) << "the fallback was never observed";
+  EXPECT_GT(saw_kernel.load(), 0) << "the Autograd kernel was never observed";
+  EXPECT_EQ(op.call(with_state), 2);
+  EXPECT_EQ(op.call(plain), 1);
+  Dispatcher::singleton().check_invariants();
+}
+
 TEST(DispatcherConcurrency, DefiningOtherOperatorsWhileDispatching) {
   Library def(Library::DEF, "test_concurrency_b");
   def.def("pick(Tensor x) -> int");

@@ -846,6 +846,62 @@ TEST(DispatcherFallback, AnAutogradFallbackCoversTheCoresFallthroughUntilItIsGon
   dispatcher().check_invariants();
 }
 
+// An autograd fallback that records its call and passes it below autograd.
+void recording_autograd_fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks,
+                                 Stack* stack) {
+  g_trace.push_back("autograd_fallback");
+  op.redispatch_boxed(ks - kAutogradKeySet, stack);
+}
+
+// Note [Autograd fallback fast path]: the fallback's keys leave the key mask for the second
+// mask, and a call adds them back when a tensor has autograd state or an argument is written.
+TEST(DispatcherFallback, TheAutogradFallbackServesOnlyCallsWithAutogradStateOrWrites) {
+  const OperatorName foo{"test_dispatcher_agfast::foo", ""};
+  const OperatorName bar{"test_dispatcher_agfast::bar_", ""};
+  Reg dfoo = def("test_dispatcher_agfast::foo(Tensor x) -> Tensor");
+  Reg dbar = def("test_dispatcher_agfast::bar_(Tensor(a!) x) -> Tensor(a!)");
+  Reg cfoo = impl(foo, DK::CPU, tagged("cpu"));
+  Reg cbar = impl(bar, DK::CPU, tagged("cpu"));
+  Tensor plain = on(DeviceType::CPU);
+  Tensor with_state = on(DeviceType::CPU);
+  with_state.unsafe_get_impl()->set_autograd_meta(std::make_shared<int>(0));
+  {
+    Reg fb = fallback(DK::AutogradCPU,
+                      KernelFunction::make_autograd_fallback(&recording_autograd_fallback));
+    const OperatorEntry::Masks m = handle(foo).entry().masks();
+    EXPECT_FALSE(m.key_mask.has(DK::AutogradCPU));
+    EXPECT_TRUE(m.autograd_fallback_keys.has(DK::AutogradCPU));
+    EXPECT_FALSE(m.autograd_fallback_keys.has(DK::AutogradCUDA));  // still the core's fallthrough
+    EXPECT_TRUE(m.key_mask.has(DK::CPU));
+    for (bool boxed : {false, true}) {
+      auto run = [&](const OperatorName& op, const Tensor& x) {
+        return boxed ? call_boxed(op, x) : call(op, x);
+      };
+      EXPECT_EQ(run(foo, plain), "cpu") << boxed;
+      EXPECT_EQ(run(foo, with_state), "autograd_fallback,cpu") << boxed;
+      EXPECT_EQ(run(bar, plain), "autograd_fallback,cpu") << boxed;
+      {
+        ExcludeDispatchKeyGuard no_grad(kAutogradKeySet);
+        EXPECT_EQ(run(foo, with_state), "cpu") << boxed;
+      }
+    }
+    // A kernel of the operator's own on Autograd takes its keys back into the key mask.
+    Reg ag = impl(foo, DK::Autograd, [](const Tensor& x) {
+      g_trace.push_back("autograd");
+      return x;
+    });
+    EXPECT_TRUE(handle(foo).entry().key_mask().has(DK::AutogradCPU));
+    EXPECT_TRUE(handle(foo).entry().autograd_fallback_keys().empty());
+    EXPECT_EQ(call(foo, plain), "autograd");
+    dispatcher().check_invariants();
+  }
+  const OperatorEntry::Masks m = handle(foo).entry().masks();
+  EXPECT_FALSE(m.key_mask.has(DK::AutogradCPU));
+  EXPECT_TRUE(m.autograd_fallback_keys.empty());
+  EXPECT_EQ(call(foo, with_state), "cpu");
+  dispatcher().check_invariants();
+}
+
 TEST(DispatcherFallback, RegisterFallbackRejectsAliasKeys) {
   try {
     fallback(DK::CompositeImplicitAutograd, KernelFunction::make_fallthrough());

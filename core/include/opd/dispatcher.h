@@ -123,20 +123,18 @@ bool has_autograd_state(const T&) {
   return false;
 }
 
-// The kernel for `ks`; past the autograd fallback when it has nothing to do for these
-// arguments (Note [Autograd fallback fast path]), `ks` then losing the Autograd keys.
+// The mask of a call's key set: the operator's key_mask(), plus the autograd fallback's keys
+// when it has work for these arguments (Note [Autograd fallback fast path]).
 template <class... Args>
-[[gnu::always_inline]] inline const KernelFunction& lookup_kernel(const OperatorEntry& e,
-                                                                  DispatchKeySet& ks,
-                                                                  const Args&... args) {
-  const KernelFunction& kernel = e.lookup(ks);
-  if (kernel.is_autograd_fallback()) [[unlikely]] {
-    if (!e.writes_arguments() && !(false || ... || has_autograd_state(args))) {
-      ks = ks - kAutogradKeySet;
-      return e.lookup(ks);
+[[gnu::always_inline]] inline DispatchKeySet call_key_mask(const OperatorEntry& e,
+                                                           const Args&... args) {
+  const OperatorEntry::Masks m = e.masks();
+  if (!m.autograd_fallback_keys.empty()) [[unlikely]] {
+    if (e.writes_arguments() || (false || ... || has_autograd_state(args))) {
+      return m.key_mask | m.autograd_fallback_keys;
     }
   }
-  return kernel;
+  return m.key_mask;
 }
 
 // The slow path of a call while a DispatchObserver is installed (Note [Observed dispatch]).
@@ -165,10 +163,10 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
   // around them would cost as much again.
   [[gnu::always_inline]] Ret call(Args... args) const {
     const OperatorEntry& e = *entry_;
-    DispatchKeySet ks =
-        detail::compute_dispatch_key_set(detail::arguments_key_set(args...), e.key_mask());
+    const DispatchKeySet ks = detail::compute_dispatch_key_set(detail::arguments_key_set(args...),
+                                                               detail::call_key_mask(e, args...));
     detail::CallScope scope;
-    const KernelFunction& kernel = detail::lookup_kernel(e, ks, args...);
+    const KernelFunction& kernel = e.lookup(ks);
     if (detail::dispatch_observed()) [[unlikely]]
       return detail::call_observed<Ret, Args...>(*this, ks, DispatchEntry::Call, kernel,
                                                  std::forward<Args>(args)...);
@@ -178,9 +176,9 @@ class TypedOperatorHandle<Ret(Args...)> : public OperatorHandle {
   // for kernels that handled their own key and pass the call on.
   [[gnu::always_inline]] Ret redispatch(DispatchKeySet keys, Args... args) const {
     const OperatorEntry& e = *entry_;
-    DispatchKeySet ks = keys & e.key_mask();
+    const DispatchKeySet ks = keys & detail::call_key_mask(e, args...);
     detail::CallScope scope;
-    const KernelFunction& kernel = detail::lookup_kernel(e, ks, args...);
+    const KernelFunction& kernel = e.lookup(ks);
     if (detail::dispatch_observed()) [[unlikely]]
       return detail::call_observed<Ret, Args...>(*this, ks, DispatchEntry::Redispatch, kernel,
                                                  std::forward<Args>(args)...);

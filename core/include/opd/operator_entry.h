@@ -76,16 +76,28 @@ class OPD_API OperatorEntry {
   // An operator without an Autograd kernel (a vendor's, a factory) gets the autograd plugin's
   // boxed fallback on the Autograd keys. Most calls give it nothing to do: no tensor argument
   // has autograd state (so none requires grad), and nothing is written (so no version to
-  // bump). Boxing such a call to find that out would cost more than the call; instead the
-  // dispatcher checks both itself, without boxing, when the entry it found is that fallback
-  // (KernelFunction::is_autograd_fallback), and looks the kernel up again below the Autograd
-  // keys. Only the cold branch of a call pays: for any other kernel it is one comparison. The
-  // fallback gives the same answer for such a call, so the shortcut is unobservable, except in
-  // a trace, which shows the hop the call took.
-  // Runtime keys whose entry is not a fallthrough.
-  DispatchKeySet key_mask() const {
-    return DispatchKeySet::from_raw(key_mask_.load(std::memory_order_relaxed));
+  // bump). Boxing such a call to find that out would cost more than the call, and so would a
+  // second table lookup. Instead the fallback's keys are left out of key_mask() as a
+  // fallthrough's are, and kept in autograd_fallback_keys(): a call computes its key set with
+  // key_mask() as any call does, and only when autograd_fallback_keys() is not empty (one load
+  // and a branch, not taken for an operator with an Autograd kernel) checks its arguments
+  // (detail::call_key_mask in dispatcher.h, and the boxed path's one pass over the stack) and
+  // adds the fallback's keys back if a tensor has autograd state or the schema writes an
+  // argument. The fallback gives the same answer for the calls that skip it, so the shortcut is
+  // unobservable, except in a trace, which shows the hop the call took.
+  // Both masks a call reads, from one load (so never from two states of the table).
+  struct Masks {
+    // Runtime keys whose entry is neither a fallthrough nor the autograd fallback.
+    DispatchKeySet key_mask;
+    // Runtime keys whose entry is the autograd fallback (KernelFunction::is_autograd_fallback).
+    DispatchKeySet autograd_fallback_keys;
+  };
+  Masks masks() const {
+    const uint64_t m = masks_.load(std::memory_order_relaxed);
+    return {DispatchKeySet::from_raw(m & kLowHalf), DispatchKeySet::from_raw(m >> 32)};
   }
+  DispatchKeySet key_mask() const { return masks().key_mask; }
+  DispatchKeySet autograd_fallback_keys() const { return masks().autograd_fallback_keys; }
   // The kernel serving a (masked) key set. Never null: missing entries hold a kernel that
   // reports the error.
   const KernelFunction& lookup(DispatchKeySet ks) const {
@@ -179,7 +191,11 @@ class OPD_API OperatorEntry {
   // table_[k] serves runtime key k (0: Undefined). Points into kernels_, the dispatcher's
   // fallbacks or the static missing kernel.
   std::array<std::atomic<const KernelFunction*>, kNumRuntimeEntries> table_;
-  std::atomic<uint64_t> key_mask_;
+  // Masks::key_mask in the low half, Masks::autograd_fallback_keys in the high half: one word,
+  // so that a call reads both from the same update (Note [Autograd fallback fast path]).
+  static constexpr uint64_t kLowHalf = 0xffffffffu;
+  static_assert(kNumRuntimeEntries <= 32, "two runtime key sets must fit in masks_");
+  std::atomic<uint64_t> masks_;
 };
 
 }  // namespace opd
