@@ -69,6 +69,8 @@ bool matches(const IValue& v, const Type& t) {
           return true;
       }
     }
+    case TypeKind::Capsule:
+      return v.is_capsule();
     case TypeKind::Tuple: {
       if (!v.is_tuple()) return false;
       const auto& xs = v.to_tuple();

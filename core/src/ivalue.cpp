@@ -63,12 +63,19 @@ const char* IValue::tag_name(Tag t) noexcept {
       return "List";
     case Tag::Tuple:
       return "Tuple";
+    case Tag::Capsule:
+      return "Capsule";
   }
   return "unknown";
 }
 
 void IValue::throw_wrong_tag(const char* expected, Tag found) {
   throw TypeError(fmt::format("Expected {} but got {}", expected, tag_name(found)));
+}
+
+void IValue::throw_wrong_capsule_kind(std::string_view expected, std::string_view found) {
+  throw TypeError(
+      fmt::format("Expected a Capsule of kind '{}' but got one of kind '{}'", expected, found));
 }
 
 void IValue::throw_int_overflow(uint64_t v) {
@@ -97,6 +104,8 @@ void IValue::free_heap(Tag t, detail::IValueHeap* h) noexcept {
     case Tag::GenericList:
     case Tag::Tuple:
       return free_as(std::type_identity<std::vector<IValue>>());
+    case Tag::Capsule:
+      return free_as(std::type_identity<detail::CapsuleValue>());
     default:
       OPD_INTERNAL_ASSERT(false, "free_heap on a {} IValue", tag_name(t));
   }
@@ -216,6 +225,8 @@ std::string IValue::repr() const {
       }
       return out + (items.size() == 1 ? ",)" : ")");
     }
+    case Tag::Capsule:
+      return fmt::format("<Capsule of kind '{}'>", capsule_kind());
   }
   return "?";
 }
@@ -278,6 +289,9 @@ bool IValue::operator==(const IValue& o) const {
       return to_generic_list() == o.to_generic_list();
     case Tag::Tuple:
       return to_tuple() == o.to_tuple();
+    case Tag::Capsule:
+      return capsule_kind() == o.capsule_kind() &&
+             to_capsule(capsule_kind()) == o.to_capsule(o.capsule_kind());
   }
   return false;
 }

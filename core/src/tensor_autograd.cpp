@@ -39,15 +39,23 @@ void set_grad(const Tensor& t, const Tensor& grad) {
 
 namespace {
 
-// The autograd plugin's operator `name`, looked up on each call (it goes with the plugin).
-OperatorHandle fallback_operator(const char* api, const char* name) {
+// The autograd plugin's operator `name`, looked up on each call (it goes with the plugin);
+// `what` is what of the plugin's `api` needs.
+OperatorHandle plugin_operator(const char* api, const char* what, const char* name) {
   auto op = Dispatcher::singleton().find_schema(OperatorName{name, ""});
   OPD_CHECK(op.has_value(),
-            "opd::autograd::{}: the autograd plugin (libopd_autograd.so), to which the autograd "
-            "fallback belongs, is not loaded ({} is not defined)",
-            api, name);
+            "opd::autograd::{}: the autograd plugin (libopd_autograd.so), to which {} belongs, is "
+            "not loaded ({} is not defined)",
+            api, what, name);
   return *op;
 }
+
+OperatorHandle fallback_operator(const char* api, const char* name) {
+  return plugin_operator(api, "the autograd fallback", name);
+}
+
+constexpr const char* kCustomFunctions = "custom autograd functions";
+constexpr const char* kRecordFunction = "autograd::_record_function";
 
 }  // namespace
 
@@ -63,5 +71,35 @@ std::string fallback_mode() {
       .call();
 }
 
+namespace detail {
+
+void check_autograd_plugin(const char* api) {
+  plugin_operator(api, kCustomFunctions, kRecordFunction);
+}
+
+bool input_requires_grad(const Tensor& t) {
+  return opd::detail::has_autograd_state(t) && t.requires_grad();
+}
+
+tensor_list record_function(FunctionRecord r) {
+  OperatorHandle op = plugin_operator("Function::apply", kCustomFunctions, kRecordFunction);
+  Stack stack;
+  stack.reserve(9);
+  stack.emplace_back(std::move(r.backward));
+  stack.emplace_back(r.record);
+  stack.emplace_back(std::move(r.inputs));
+  stack.emplace_back(std::move(r.is_variable_input));
+  stack.emplace_back(std::move(r.outputs));
+  stack.emplace_back(std::move(r.to_save));
+  stack.emplace_back(std::move(r.dirty));
+  stack.emplace_back(std::move(r.non_differentiable));
+  stack.emplace_back(r.materialize_grads);
+  op.call_boxed(&stack);
+  OPD_INTERNAL_ASSERT(stack.size() == 1 && stack[0].is_tensor_list(), "{} returned {} values",
+                      kRecordFunction, stack.size());
+  return stack[0].to_tensor_list();
+}
+
+}  // namespace detail
 }  // namespace autograd
 }  // namespace opd

@@ -3,6 +3,7 @@
 // Unloaded, the same programs run without gradients.
 
 #include "autograd/api_kernels.h"
+#include "autograd/custom_function.h"
 #include "autograd/fallback.h"
 #include "autograd/generated_support.h"
 #include "autograd/thread_state.h"
@@ -45,4 +46,5 @@ OPD_LIBRARY(autograd, m) {
   m.def("grad_fn_name(Tensor self) -> str", &opd::autograd::api::grad_fn_name);
   m.def("_set_fallback_mode(str mode) -> ()", &opd::autograd::set_fallback_mode);
   m.def("_fallback_mode() -> str", &opd::autograd::fallback_mode);
+  opd::autograd::register_custom_function(m);
 }

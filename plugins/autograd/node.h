@@ -56,6 +56,8 @@ class Node {
   virtual std::string name() const = 0;
   // Frees what the backward pass needs (saved tensors), after it ran without retain_graph.
   virtual void release_variables() {}
+  // Whether apply receives zeros for the inputs that got no gradient (true) or undefined tensors.
+  virtual bool materializes_grads() const { return true; }
 
   const edge_list& next_edges() const { return next_edges_; }
   edge_list& mutable_next_edges() { return next_edges_; }

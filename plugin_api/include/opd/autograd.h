@@ -1,6 +1,7 @@
 #pragma once
 
-// The user API of autograd. Recording and the backward pass are the autograd plugin's
+// The user API of autograd (custom functions, opd::autograd::Function, in
+// opd/autograd_function.h). Recording and the backward pass are the autograd plugin's
 // (plugins/autograd): these functions reach it through the dispatcher, so they fail with the
 // dispatcher's missing-kernel error when it is not loaded. Tensor::backward(), grad(),
 // requires_grad(), requires_grad_(), is_leaf(), retain_grad(), detach() are methods of Tensor.
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "opd/autograd_function.h"
 #include "opd/export.h"
 #include "opd/local_dispatch_key_set.h"
 #include "opd/ops.h"

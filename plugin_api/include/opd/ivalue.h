@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 #include <ostream>
@@ -48,6 +49,14 @@ template <class T>
 struct IValueHeapOf final : IValueHeap {
   explicit IValueHeapOf(T v) : value(std::move(v)) {}
   T value;
+};
+
+// What a Capsule holds: an object the schema language cannot describe (a custom autograd
+// Function's backward, opd/autograd_function.h), shared, and the kind it was made as, checked
+// whenever it is read, since the object's type is erased.
+struct CapsuleValue {
+  std::string kind;
+  std::shared_ptr<void> object;
 };
 
 template <class T>
@@ -98,6 +107,7 @@ class OPD_API IValue {
     OptionalTensorList,
     GenericList,  // std::vector<IValue>: lists of any other element type (str[], Scalar[], int?[])
     Tuple,        // std::vector<IValue>
+    Capsule,      // detail::CapsuleValue (since ABI 3.1)
   };
 
   IValue() noexcept : tag_(Tag::None) {}
@@ -184,6 +194,15 @@ class OPD_API IValue {
     v.set_heap(std::move(items));
     return v;
   }
+  // A `Capsule` (PyTorch's name for the type): `object`, read back by to_capsule(kind). The
+  // object's last reference may go in any thread and after its maker is unloaded: make it with
+  // opd::allocate_plugin_shared from a plugin (opd/plugin_object.h).
+  static IValue make_capsule(std::string kind, std::shared_ptr<void> object) {
+    IValue v;
+    v.tag_ = Tag::Capsule;
+    v.set_heap(detail::CapsuleValue{std::move(kind), std::move(object)});
+    return v;
+  }
 
   IValue(const IValue& o) noexcept : tag_(o.tag_) { copy_payload_from(o); }
   IValue(IValue&& o) noexcept : tag_(o.tag_) { move_payload_from(o); }
@@ -209,7 +228,7 @@ class OPD_API IValue {
   Tag tag() const noexcept { return tag_; }
   // The type's name as schemas spell it: "Tensor", "int", "float", "bool", "complex", "str",
   // "ScalarType", "Layout", "MemoryFormat", "Device", "Storage", "int[]", "float[]", "bool[]",
-  // "Tensor[]", "Tensor?[]", "List", "Tuple", "None".
+  // "Tensor[]", "Tensor?[]", "List", "Tuple", "Capsule", "None".
   const char* tag_name() const noexcept { return tag_name(tag_); }
   static const char* tag_name(Tag t) noexcept;
 
@@ -234,6 +253,7 @@ class OPD_API IValue {
   bool is_optional_tensor_list() const noexcept { return tag_ == Tag::OptionalTensorList; }
   bool is_generic_list() const noexcept { return tag_ == Tag::GenericList; }
   bool is_tuple() const noexcept { return tag_ == Tag::Tuple; }
+  bool is_capsule() const noexcept { return tag_ == Tag::Capsule; }
 
   const Tensor& to_tensor() const& {
     expect(Tag::Tensor);
@@ -301,6 +321,16 @@ class OPD_API IValue {
     return heap<std::vector<IValue>>(Tag::GenericList);
   }
   const std::vector<IValue>& to_tuple() const& { return heap<std::vector<IValue>>(Tag::Tuple); }
+  // A Capsule's object. Throws TypeError "Expected Capsule but got int", and "Expected a
+  // Capsule of kind 'k' but got one of kind 'j'" when it was made as another kind.
+  const std::shared_ptr<void>& to_capsule(std::string_view kind) const& {
+    const detail::CapsuleValue& c = heap<detail::CapsuleValue>(Tag::Capsule);
+    if (c.kind != kind) [[unlikely]]
+      throw_wrong_capsule_kind(kind, c.kind);
+    return c.object;
+  }
+  // The kind a Capsule was made as.
+  const std::string& capsule_kind() const& { return heap<detail::CapsuleValue>(Tag::Capsule).kind; }
 
   // The value as a C++ type, for generic code (kernel wrappers): Tensor, Storage, int64_t,
   // double, bool, std::complex<double>, Scalar, ScalarType, Layout, MemoryFormat, Device,
@@ -330,6 +360,8 @@ class OPD_API IValue {
   }
   [[noreturn]] static void throw_wrong_tag(const char* expected, Tag found);
   [[noreturn]] static void throw_int_overflow(uint64_t v);
+  [[noreturn]] static void throw_wrong_capsule_kind(std::string_view expected,
+                                                    std::string_view found);
   static void free_heap(Tag t, detail::IValueHeap* h) noexcept;
 
   template <class T>

@@ -2,6 +2,7 @@
 // reachable, and together they compile without the core's headers.
 #include "opd/abi.h"
 #include "opd/autograd.h"
+#include "opd/autograd_function.h"
 #include "opd/generator.h"
 #include "opd/half.h"
 #include "opd/operator_handle.h"
