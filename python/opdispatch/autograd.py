@@ -6,7 +6,7 @@ import functools as _functools
 from . import _C
 
 __all__ = ["grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "set_fallback_mode", "get_fallback_mode"]
+           "set_fallback_mode", "get_fallback_mode", "Function", "FunctionCtx"]
 
 is_grad_enabled = _C.is_grad_enabled
 
@@ -91,3 +91,121 @@ class set_grad_enabled(_GradModeContext):
 
     def __enter__(self):
         return self
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function (torch.autograd.function.FunctionCtx): what forward (or
+    setup_context) keeps for backward. Other attributes may be set on it freely."""
+
+    def __init__(self):
+        self._to_save = ()
+        self._dirty = ()
+        self._non_differentiable = ()
+        self._materialize_grads = True
+        self._saved = None
+        self.needs_input_grad = ()
+
+    def save_for_backward(self, *tensors):
+        """Keeps tensors (inputs, outputs or None) for backward, checked there against
+        in-place changes made since."""
+        self._to_save = tensors
+
+    def mark_dirty(self, *tensors):
+        """Says forward changed these inputs in place; they must be among its outputs."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Outputs that do not require grad (indices, masks)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """Whether backward receives zeros (True, the default) or None for outputs that got no
+        gradient."""
+        self._materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self):
+        """In backward: the tensors save_for_backward kept."""
+        if self._saved is None:
+            raise RuntimeError("saved_tensors is only available in backward")
+        return tuple(self._saved)
+
+
+class Function:
+    """A custom differentiable operation, as torch.autograd.Function: subclass it with static
+    ``forward(ctx, *args)`` (or ``forward(*args)`` with ``setup_context(ctx, inputs,
+    output)``) and ``backward(ctx, *grad_outputs)``, returning one gradient (or None) per
+    forward argument, and call ``apply(*args)``. forward runs without recording; backward,
+    written with opdispatch operators, is differentiable itself. The graph's node is the
+    autograd plugin's, named ``<Class>Backward``. Keep tensors for backward with
+    ``ctx.save_for_backward``: a tensor set as another attribute of ctx that is an output (or
+    leads to one) makes a cycle through the graph, which is never freed."""
+
+    @staticmethod
+    def forward(*args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{cls.__name__}.apply() takes positional arguments only")
+        tensor_type = _C.Tensor
+        is_variable = [isinstance(a, tensor_type) for a in args]
+        inputs = [a for a, v in zip(args, is_variable) if v]
+        grad_mode = _C.is_grad_enabled()
+        needs = [grad_mode and t.requires_grad for t in inputs]
+        record = any(needs)
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = _per_argument(is_variable, needs)
+        separate_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if separate_setup:
+                output = cls.forward(*args)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args)
+        is_tuple = isinstance(output, tuple)
+        outputs = output if is_tuple else (output,)
+        tensor_positions = [i for i, o in enumerate(outputs) if isinstance(o, tensor_type)]
+        num_outputs = len(outputs)
+
+        # Holds ctx, never the outputs: the node that holds it is their grad_fn.
+        def backward(grads, saved, needs_input_grad):
+            # One gradient per tensor output in; None at the other outputs' places.
+            all_grads = [None] * num_outputs
+            for i, g in zip(tensor_positions, grads):
+                all_grads[i] = g
+            ctx._saved = saved
+            ctx.needs_input_grad = _per_argument(is_variable, needs_input_grad)
+            try:
+                result = cls.backward(ctx, *all_grads)
+            finally:
+                ctx._saved = None
+            return result if isinstance(result, tuple) else (result,)
+
+        wrapped = _C._record_function(
+            backward, cls.__name__ + "Backward", record, inputs, is_variable,
+            [outputs[i] for i in tensor_positions], list(ctx._to_save), list(ctx._dirty),
+            list(ctx._non_differentiable), ctx._materialize_grads)
+        ctx._to_save = ctx._dirty = ctx._non_differentiable = ()
+        result = list(outputs)
+        for i, t in zip(tensor_positions, wrapped):
+            result[i] = t
+        return tuple(result) if is_tuple else result[0]
+
+
+def _per_argument(is_variable, per_tensor):
+    """One flag per forward argument from one per tensor argument (False for the others)."""
+    flags = iter(per_tensor)
+    return tuple(next(flags) if v else False for v in is_variable)

@@ -286,8 +286,8 @@ def _device_key(device_type):
 
 
 class CustomOpDef:
-    """What ``custom_op`` returns: callable as the operator, with ``register_fake`` and
-    ``register_kernel``."""
+    """What ``custom_op`` returns: callable as the operator, with ``register_fake``,
+    ``register_kernel`` and ``register_autograd``."""
 
     def __init__(self, namespace, name, schema, fn):
         self._namespace = namespace
@@ -297,25 +297,58 @@ class CustomOpDef:
         self._lib = Library(namespace, "FRAGMENT")
         self._lib.define(name + schema)
         self._opoverload = getattr(getattr(_ops, namespace), name).default
-        self._register_autograd_refusal()
+        self._backward_fn = None
+        self._setup_context_fn = None
+        self._register_autograd_kernel()
 
-    def _register_autograd_refusal(self):
-        # Until register_autograd exists: an input that requires grad is an error naming the
-        # operator, never a result silently without history.
+    def _register_autograd_kernel(self):
+        # torch 2.x's make_autograd_impl: a call whose inputs require grad goes through a
+        # Function whose forward runs the operator below autograd and whose backward is the one
+        # register_autograd gave, or raises naming register_autograd when none was given. Tensors
+        # inside list arguments and keyword arguments are not differentiated.
+        from . import autograd as _autograd
         op = self._opoverload
-        qualified = f"{self._namespace}::{self._name}"
         below = _C._autograd_keyset()
+        opdef = self
+
+        class Generated(_autograd.Function):
+            @staticmethod
+            def forward(ctx, keyset, kwargs, *args):
+                result = op.redispatch(keyset - below, *args, **kwargs)
+                if opdef._setup_context_fn is not None:
+                    opdef._setup_context_fn(ctx, args, result)
+                return result
+
+            @staticmethod
+            def backward(ctx, *grads):
+                if opdef._backward_fn is None:
+                    raise RuntimeError(
+                        f"Trying to backward through {opdef} but no autograd formula was "
+                        f"registered. Please use register_autograd to add one.")
+                result = opdef._backward_fn(ctx, *grads)
+                return (None, None) + (result if isinstance(result, tuple) else (result,))
+
+        Generated.__name__ = f"GeneratedBackwardFor_{self._namespace}_{self._name}"
 
         def autograd_kernel(keyset, *args, **kwargs):
             if _C.is_grad_enabled() and _any_requires_grad(args, kwargs):
-                raise RuntimeError(
-                    f"{qualified}: an input requires grad, but no autograd formula is "
-                    f"registered for this custom op, so its gradient would be lost. Call it "
-                    f"under opdispatch.no_grad() or with detached inputs (register_autograd "
-                    f"is not available yet).")
+                return Generated.apply(keyset, kwargs, *args)
             return op.redispatch(keyset - below, *args, **kwargs)
 
         self._lib.impl(self._name, autograd_kernel, "Autograd", with_keyset=True)
+
+    def register_autograd(self, backward, /, *, setup_context=None):
+        """Gives the operator gradients, as torch.library's: ``setup_context(ctx, inputs,
+        output)`` runs after the forward (save what backward needs on ctx), ``backward(ctx,
+        *grad_outputs)`` returns one gradient (or None) per positional input."""
+        if not callable(backward):
+            raise TypeError(f"register_autograd(): backward must be callable, not "
+                            f"{type(backward).__name__}")
+        if setup_context is not None and not callable(setup_context):
+            raise TypeError(f"register_autograd(): setup_context must be callable, not "
+                            f"{type(setup_context).__name__}")
+        self._backward_fn = backward
+        self._setup_context_fn = setup_context
 
     def register_kernel(self, device_types, fn=None, /):
         """Registers ``fn`` for ``device_types`` ("cpu", "cuda", a sequence of them, or None

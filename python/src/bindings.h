@@ -27,6 +27,8 @@ void bind_ops(pybind11::module_& m);
 void bind_library(pybind11::module_& m);
 // Grad mode, autograd.grad, the TLS dispatch key functions (autograd.cpp).
 void bind_autograd(pybind11::module_& m);
+// opdispatch.autograd.Function's recording and backward (autograd_function.cpp).
+void bind_autograd_function(pybind11::module_& m);
 // opd::warn as Python's UserWarning (warnings.cpp): installed at import, removed at shutdown.
 void install_warning_handler();
 void remove_warning_handler();

@@ -1,12 +1,16 @@
-"""opdispatch.autograd's fallback for operators without an autograd kernel: the three modes
-and their texts, version bumps of written arguments, and what is left alone."""
+"""opdispatch.autograd's fallback for operators without an autograd kernel (the three modes
+and their texts, version bumps of written arguments, and what is left alone), custom
+Functions (as torch.autograd.Function: gradients, the ctx API, PyTorch's errors, the node's
+name) and custom_op's register_autograd."""
 
 import warnings
 
 import pytest
 
 import opdispatch as opd
-from opdispatch.library import Library
+from opdispatch import Tensor
+from opdispatch.autograd import Function
+from opdispatch.library import Library, custom_op
 
 TEXT = ("{}: an autograd kernel was not registered to the Autograd key(s) but we are trying "
         "to backprop through it. This may lead to silently incorrect behavior. If your "
@@ -125,3 +129,318 @@ def test_without_the_autograd_plugin_the_mode_cannot_be_set(python):
         "opd::autograd::set_fallback_mode: the autograd plugin (libopd_autograd.so), to which "
         "the autograd fallback belongs, is not loaded (autograd::_set_fallback_mode is not "
         "defined)\n")
+
+
+# ---- custom Functions ----------------------------------------------------------------------
+
+class Scale(Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.s = s
+        return x * s
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.s, None
+
+
+class MulAdd(Function):
+    seen = {}
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        MulAdd.seen["forward"] = ctx.needs_input_grad
+        return x * y, x + y
+
+    @staticmethod
+    def backward(ctx, g_mul, g_add):
+        MulAdd.seen["backward"] = ctx.needs_input_grad
+        x, y = ctx.saved_tensors
+        gx = g_mul * y + g_add if ctx.needs_input_grad[0] else None
+        gy = g_mul * x + g_add if ctx.needs_input_grad[1] else None
+        return gx, gy
+
+
+def test_forward_and_backward():
+    x = opd.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = Scale.apply(x, 3.0)
+    assert y.tolist() == [3.0, 6.0, 9.0]
+    assert y.requires_grad and y.grad_fn.name() == "ScaleBackward"
+    assert repr(y.grad_fn) == "<ScaleBackward object>"
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_saved_tensors_and_needs_input_grad():
+    x = opd.tensor([2.0, 3.0], requires_grad=True)
+    y = opd.tensor([5.0, 7.0])
+    mul, add = MulAdd.apply(x, y)
+    assert MulAdd.seen["forward"] == (True, False)
+    (mul + add).sum().backward()
+    assert MulAdd.seen["backward"] == (True, False)
+    assert x.grad.tolist() == [6.0, 8.0]  # y + 1
+    assert y.grad is None
+
+
+def test_the_backward_is_differentiable():
+    x = opd.tensor([2.0, 3.0], requires_grad=True)
+    y = opd.tensor([5.0, 7.0], requires_grad=True)
+    mul, _ = MulAdd.apply(x, y)
+    (gx,) = opd.autograd.grad(mul.sum(), [x], create_graph=True)
+    assert gx.tolist() == [5.0, 7.0]  # y
+    gx.sum().backward()  # d(sum y)/dy = 1
+    assert y.grad.tolist() == [1.0, 1.0]
+
+
+def test_no_node_without_grad():
+    y = Scale.apply(opd.ones(2), 2.0)
+    assert not y.requires_grad and y.grad_fn is None
+    with opd.no_grad():
+        y = Scale.apply(opd.ones(2, requires_grad=True), 2.0)
+    assert not y.requires_grad
+
+
+def test_setup_context_form():
+    class Square(Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,) = inputs
+            ctx.save_for_backward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = opd.tensor([3.0], requires_grad=True)
+    Square.apply(x).backward()
+    assert x.grad.tolist() == [6.0]
+
+
+def test_mark_dirty():
+    class DoubleInPlace(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    w = opd.ones(2, requires_grad=True)
+    x = w * 1
+    y = DoubleInPlace.apply(x)
+    assert y is x or y.data_ptr() == x.data_ptr()
+    assert x.grad_fn.name() == "DoubleInPlaceBackward"
+    y.sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad has been used "
+                                           "in an in-place operation.$"):
+        DoubleInPlace.apply(opd.ones(2, requires_grad=True))
+
+
+def test_mark_non_differentiable_and_materialized_grads():
+    class WithMask(Function):
+        got = None
+
+        @staticmethod
+        def forward(ctx, x):
+            mask = (x > 0).to(opd.float32)
+            ctx.mark_non_differentiable(mask)
+            return x * 3, mask
+
+        @staticmethod
+        def backward(ctx, g, g_mask):
+            WithMask.got = g_mask
+            return g * 3
+
+    x = opd.tensor([1.0, -1.0], requires_grad=True)
+    y, mask = WithMask.apply(x)
+    assert not mask.requires_grad and y.requires_grad
+    y.sum().backward()
+    assert WithMask.got.tolist() == [0.0, 0.0]  # materialized
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_set_materialize_grads_false():
+    class Two(Function):
+        got = "unset"
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            Two.got = g2
+            return g1
+
+    x = opd.ones(2, requires_grad=True)
+    Two.apply(x)[0].sum().backward()
+    assert Two.got is None
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_wrong_gradient_count_and_non_tensor_gradients_are_errors():
+    class TooFew(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class NumberGrad(Function):
+        @staticmethod
+        def forward(ctx, x, s):
+            return x * s
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    x = opd.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^function TooFewBackward returned an incorrect "
+                                           r"number of gradients \(expected 2, got 1\)$"):
+        TooFew.apply(x, x).sum().backward()
+    with pytest.raises(RuntimeError, match="^function NumberGradBackward returned a gradient "
+                                           "different than None at position 2, but the "
+                                           "corresponding forward input was not a Variable$"):
+        NumberGrad.apply(x, 2.0).sum().backward()
+
+
+def test_an_exception_in_backward_reaches_the_caller():
+    class Raises(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("no gradient today")
+
+    with pytest.raises(ValueError, match="^no gradient today$"):
+        Raises.apply(opd.ones(1, requires_grad=True)).sum().backward()
+
+
+def test_a_saved_input_changed_in_place_fails_at_backward():
+    class SavesInput(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    w = opd.ones(2, requires_grad=True)
+    x = w * 1
+    y = SavesInput.apply(x)
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="one of the variables needed for gradient "
+                                           "computation has been modified by an inplace "
+                                           "operation"):
+        y.sum().backward()
+
+
+def test_non_tensor_outputs_pass_through():
+    class WithCount(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, 7
+
+        @staticmethod
+        def backward(ctx, g, g_count):
+            assert g_count is None
+            return g * 2
+
+    x = opd.ones(2, requires_grad=True)
+    y, n = WithCount.apply(x)
+    assert n == 7
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_keyword_arguments_are_refused():
+    with pytest.raises(TypeError, match=r"^Scale.apply\(\) takes positional arguments only$"):
+        Scale.apply(opd.ones(1), s=2.0)
+
+
+def test_the_graph_outlives_the_function_and_its_ctx_is_freed():
+    import gc
+    import weakref
+
+    class Keeps(Function):
+        ctx_ref = None
+
+        @staticmethod
+        def forward(ctx, x):
+            Keeps.ctx_ref = weakref.ref(ctx)
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    y = Keeps.apply(opd.ones(2, requires_grad=True))
+    assert Keeps.ctx_ref() is not None
+    del y
+    gc.collect()
+    assert Keeps.ctx_ref() is None  # no cycle through the graph
+
+
+def test_custom_op_without_register_autograd_fails_at_backward():
+    @custom_op("libfn::noauto", mutates_args=())
+    def noauto(x: Tensor) -> Tensor:
+        return x * 2
+
+    try:
+        x = opd.ones(2, requires_grad=True)
+        y = noauto(x)
+        assert y.tolist() == [2.0, 2.0]
+        assert y.grad_fn.name() == "GeneratedBackwardFor_libfn_noautoBackward"
+        with pytest.raises(RuntimeError, match=(
+                r"^Trying to backward through <CustomOpDef\(libfn::noauto\)> but no autograd "
+                r"formula was registered. Please use register_autograd to add one.$")):
+            y.sum().backward()
+        assert noauto(x.detach()).grad_fn is None
+    finally:
+        noauto._destroy()
+
+
+def test_custom_op_register_autograd():
+    @custom_op("libfn::scale", mutates_args=())
+    def scale(x: Tensor, s: float) -> Tensor:
+        return x * s
+
+    def setup_context(ctx, inputs, output):
+        ctx.s = inputs[1]
+
+    def backward(ctx, g):
+        return g * ctx.s, None
+
+    try:
+        scale.register_autograd(backward, setup_context=setup_context)
+        x = opd.tensor([1.0, 2.0], requires_grad=True)
+        y = scale(x, 4.0)
+        y.sum().backward()
+        assert x.grad.tolist() == [4.0, 4.0]
+        opd.ops.libfn.scale(x, 0.5).sum().backward()  # through the ops namespace too
+        assert x.grad.tolist() == [4.5, 4.5]
+        with pytest.raises(TypeError, match="^register_autograd\\(\\): backward must be "
+                                            "callable, not int$"):
+            scale.register_autograd(3)
+    finally:
+        scale._destroy()

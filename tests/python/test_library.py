@@ -355,24 +355,6 @@ def test_register_kernel_for_cpu():
         cpu_only._destroy()
 
 
-def test_custom_op_refuses_an_input_that_requires_grad():
-    @custom_op("libco::noauto", mutates_args=())
-    def noauto(x: Tensor) -> Tensor:
-        return x * 2
-
-    try:
-        x = opd.ones(2, requires_grad=True)
-        with pytest.raises(RuntimeError, match=(
-                r"^libco::noauto: an input requires grad, but no autograd formula is registered "
-                r"for this custom op, so its gradient would be lost")):
-            noauto(x)
-        with opd.no_grad():
-            assert noauto(x).tolist() == [2.0, 2.0]
-        assert noauto(x.detach()).tolist() == [2.0, 2.0]
-    finally:
-        noauto._destroy()
-
-
 def test_interpreter_exit_with_live_registrations_is_clean(python):
     proc = python("""
         import opdispatch as opd
