@@ -289,9 +289,11 @@ bool IValue::operator==(const IValue& o) const {
       return to_generic_list() == o.to_generic_list();
     case Tag::Tuple:
       return to_tuple() == o.to_tuple();
-    case Tag::Capsule:
-      return capsule_kind() == o.capsule_kind() &&
-             to_capsule(capsule_kind()) == o.to_capsule(o.capsule_kind());
+    case Tag::Capsule: {
+      const auto& a = heap<detail::CapsuleValue>(Tag::Capsule);
+      const auto& b = o.heap<detail::CapsuleValue>(Tag::Capsule);
+      return a.kind == b.kind && a.object == b.object;
+    }
   }
   return false;
 }

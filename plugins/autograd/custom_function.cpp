@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <boost/container/small_vector.hpp>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "autograd/saved_variable.h"
 #include "opd/autograd_function.h"
 #include "opd/ops.h"
+#include "opd/thread_annotations.h"
 #include "opd/warning.h"
 
 namespace opd::autograd {
@@ -39,11 +39,14 @@ class CustomFunctionNode final : public Node {
   // The engine passes zeros for outputs that got no gradient unless set_materialize_grads(false).
   bool materializes_grads() const override { return materialize_grads_; }
   void release_variables() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (SavedVariable& v : saved_) v.reset_data();
   }
 
-  std::vector<SavedVariable>& saved() { return saved_; }
+  void save(const Tensor& t, bool is_output) {
+    MutexLock lock(mu_);
+    saved_.emplace_back(t, is_output);
+  }
 
  protected:
   variable_list apply(variable_list&& grads) override;
@@ -54,8 +57,8 @@ class CustomFunctionNode final : public Node {
   std::vector<bool> is_variable_input_;  // per forward argument
   bool materialize_grads_;
   // The function's backward may write its context; two backward passes may run it at once.
-  std::mutex mu_;
-  std::vector<SavedVariable> saved_;
+  Mutex mu_;
+  std::vector<SavedVariable> saved_ OPD_GUARDED_BY(mu_);
 };
 
 variable_list CustomFunctionNode::apply(variable_list&& grads) {
@@ -64,7 +67,7 @@ variable_list CustomFunctionNode::apply(variable_list&& grads) {
     needs_input_grad.push_back(should_compute_output(i));
   variable_list out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     variable_list saved;
     for (const SavedVariable& v : saved_) saved.push_back(v.unpack(shared()));
     out = backward_->backward(std::move(grads), std::move(saved), std::move(needs_input_grad));
@@ -110,8 +113,6 @@ class ImplSet {
   boost::container::small_vector<const TensorImpl*, 4> impls_;
 };
 
-ImplSet impls_of(const std::vector<Tensor>& ts) { return ImplSet(ts); }
-
 // An alias of `t` that is a view of it (PyTorch's x.view_as(x)), for an input returned as is:
 // the output gets its own history.
 Tensor view_of_self(const Tensor& t) {
@@ -124,7 +125,7 @@ Tensor view_of_self(const Tensor& t) {
 std::vector<Tensor> wrap_outputs(const std::vector<Tensor>& inputs, std::vector<Tensor> outputs,
                                  const ImplSet& dirty, const ImplSet& non_differentiable,
                                  const std::shared_ptr<CustomFunctionNode>& node) {
-  const ImplSet input_impls = impls_of(inputs);
+  const ImplSet input_impls(inputs);
   ImplSet output_impls;
   for (Tensor& out : outputs) {
     if (!out.defined()) {
@@ -204,12 +205,12 @@ void record_function(const OperatorHandle&, Stack* stack) {
     for (const Tensor& t : inputs) edges.push_back(gradient_edge(t));
     node->set_next_edges(std::move(edges));
   }
-  outputs = wrap_outputs(inputs, std::move(outputs), impls_of(dirty),
-                         impls_of(a[7].to_tensor_list()), node);
+  outputs = wrap_outputs(inputs, std::move(outputs), ImplSet(dirty), ImplSet(a[7].to_tensor_list()),
+                         node);
   if (node) {
     for (const Tensor& t : to_save) {
       const AutogradMeta* m = t.defined() ? get_meta(t) : nullptr;
-      node->saved().emplace_back(t, m != nullptr && m->grad_fn == node);
+      node->save(t, m != nullptr && m->grad_fn == node);
     }
   }
   stack->resize(stack->size() - 9);

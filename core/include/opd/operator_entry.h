@@ -81,7 +81,7 @@ class OPD_API OperatorEntry {
   // fallthrough's are, and kept in autograd_fallback_keys(): a call computes its key set with
   // key_mask() as any call does, and only when autograd_fallback_keys() is not empty (one load
   // and a branch, not taken for an operator with an Autograd kernel) checks its arguments
-  // (detail::call_key_mask in dispatcher.h, and the boxed path's one pass over the stack) and
+  // (detail::call_key_mask in dispatcher.h, and its boxed form in boxed_call.cpp) and
   // adds the fallback's keys back if a tensor has autograd state or the schema writes an
   // argument. The fallback gives the same answer for the calls that skip it, so the shortcut is
   // unobservable, except in a trace, which shows the hop the call took.
