@@ -1,6 +1,8 @@
 // Tensor's autograd methods and opd/autograd.h: calls of the operators the autograd plugin
 // serves.
 
+#include <atomic>
+
 #include "opd/autograd.h"
 #include "opd/dispatcher.h"
 
@@ -41,12 +43,17 @@ namespace {
 
 // The autograd plugin's operator `name`, looked up on each call (it goes with the plugin);
 // `what` is what of the plugin's `api` needs.
+[[noreturn]] void throw_not_loaded(const char* api, const char* what, const char* name) {
+  opd::detail::throw_check<Error>(
+      __FILE__, __LINE__,
+      fmt::format("opd::autograd::{}: the autograd plugin (libopd_autograd.so), to which {} "
+                  "belongs, is not loaded ({} is not defined)",
+                  api, what, name));
+}
+
 OperatorHandle plugin_operator(const char* api, const char* what, const char* name) {
   auto op = Dispatcher::singleton().find_schema(OperatorName{name, ""});
-  OPD_CHECK(op.has_value(),
-            "opd::autograd::{}: the autograd plugin (libopd_autograd.so), to which {} belongs, is "
-            "not loaded ({} is not defined)",
-            api, what, name);
+  if (!op) throw_not_loaded(api, what, name);
   return *op;
 }
 
@@ -54,8 +61,53 @@ OperatorHandle fallback_operator(const char* api, const char* name) {
   return plugin_operator(api, "the autograd fallback", name);
 }
 
-constexpr const char* kCustomFunctions = "custom autograd functions";
+constexpr const char* kCustomFunctions = "recording custom autograd functions";
 constexpr const char* kRecordFunction = "autograd::_record_function";
+
+// Note [Finding autograd::_record_function]
+// Every Function::apply calls the autograd plugin's autograd::_record_function, which comes and
+// goes with the plugin. Looking it up by name takes the registration mutex and builds its name,
+// twice per apply (once to check before the forward runs, once to call): a fifth of an apply's
+// cost. Instead a registration listener keeps the operator's entry in an atomic pointer, set
+// after its def and cleared before its schema goes (under the registration mutex either way). A
+// caller reads the pointer inside a CallScope, so an entry cleared meanwhile is retired, not
+// freed, until the call has returned (Note [Kernel reclamation] in dispatcher.cpp), as a kernel
+// read from the dispatch table is. The call itself boxes one IValue, a Capsule holding the
+// whole FunctionRecord: nine arguments, six of them lists, cost another fifth.
+std::atomic<OperatorEntry*> record_function_entry{nullptr};
+
+class RecordFunctionListener final : public OpRegistrationListener {
+ public:
+  void on_operator_registered(const OperatorHandle& op) override {
+    if (is_record_function(op)) record_function_entry.store(&op.entry(), std::memory_order_release);
+  }
+  void on_operator_deregistered(const OperatorHandle& op) override {
+    if (is_record_function(op)) record_function_entry.store(nullptr, std::memory_order_release);
+  }
+
+ private:
+  static bool is_record_function(const OperatorHandle& op) {
+    return op.operator_name().overload_name.empty() && op.operator_name().name == kRecordFunction;
+  }
+};
+
+// The listener, added on the first use (it replays the operators already defined). Never
+// removed: it must outlive every registration. (A static pointer, so that LeakSanitizer sees it
+// reachable.)
+void watch_record_function() {
+  static auto* listener = new RegistrationHandle(Dispatcher::singleton().add_registration_listener(
+      std::make_unique<RecordFunctionListener>()));
+  (void)listener;
+}
+
+// The entry of autograd::_record_function; throws Error naming `api` when the autograd plugin
+// is not loaded. REQUIRES: the caller is in a CallScope for as long as it uses the entry.
+OperatorEntry& record_function_or_throw(const char* api) {
+  watch_record_function();
+  OperatorEntry* e = record_function_entry.load(std::memory_order_acquire);
+  if (e == nullptr) throw_not_loaded(api, kCustomFunctions, kRecordFunction);
+  return *e;
+}
 
 }  // namespace
 
@@ -74,7 +126,8 @@ std::string fallback_mode() {
 namespace detail {
 
 void check_autograd_plugin(const char* api) {
-  plugin_operator(api, kCustomFunctions, kRecordFunction);
+  opd::detail::CallScope scope;
+  record_function_or_throw(api);
 }
 
 bool input_requires_grad(const Tensor& t) {
@@ -82,22 +135,15 @@ bool input_requires_grad(const Tensor& t) {
 }
 
 tensor_list record_function(FunctionRecord r) {
-  OperatorHandle op = plugin_operator("Function::apply", kCustomFunctions, kRecordFunction);
+  opd::detail::CallScope scope;
+  OperatorHandle op(&record_function_or_throw("Function::apply"));
   Stack stack;
-  stack.reserve(9);
-  stack.emplace_back(std::move(r.backward));
-  stack.emplace_back(r.record);
-  stack.emplace_back(std::move(r.inputs));
-  stack.emplace_back(std::move(r.is_variable_input));
-  stack.emplace_back(std::move(r.outputs));
-  stack.emplace_back(std::move(r.to_save));
-  stack.emplace_back(std::move(r.dirty));
-  stack.emplace_back(std::move(r.non_differentiable));
-  stack.emplace_back(r.materialize_grads);
+  stack.push_back(IValue::make_capsule(std::string(kFunctionRecordCapsule),
+                                       std::make_shared<FunctionRecord>(std::move(r))));
   op.call_boxed(&stack);
   OPD_INTERNAL_ASSERT(stack.size() == 1 && stack[0].is_tensor_list(), "{} returned {} values",
                       kRecordFunction, stack.size());
-  return stack[0].to_tensor_list();
+  return std::move(stack[0]).to_tensor_list();
 }
 
 }  // namespace detail

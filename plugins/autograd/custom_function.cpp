@@ -179,52 +179,45 @@ std::vector<Tensor> wrap_outputs(const std::vector<Tensor>& inputs, std::vector<
   return outputs;
 }
 
-// autograd::_record_function(Capsule backward, bool record, Tensor[] inputs,
-//     bool[] is_variable_input, Tensor[] outputs, Tensor[] to_save, Tensor[] dirty,
-//     Tensor[] non_differentiable, bool materialize_grads) -> Tensor[]
+// autograd::_record_function(Capsule record) -> Tensor[]: the outputs of one apply, given
+// their history (a detail::FunctionRecord, opd/autograd_function.h).
 void record_function(const OperatorHandle&, Stack* stack) {
-  OPD_CHECK(stack->size() >= 9, "autograd::_record_function: 9 arguments expected");
-  const IValue* a = stack->data() + (stack->size() - 9);
-  std::shared_ptr<void> backward = a[0].to_capsule(detail::kFunctionBackwardCapsule);
-  const bool record = a[1].to_bool();
-  const std::vector<Tensor>& inputs = a[2].to_tensor_list();
-  const std::vector<bool>& is_variable_input = a[3].to_bool_list();
-  std::vector<Tensor> outputs = a[4].to_tensor_list();
-  const std::vector<Tensor>& to_save = a[5].to_tensor_list();
-  const std::vector<Tensor>& dirty = a[6].to_tensor_list();
-  const bool materialize_grads = a[8].to_bool();
+  OPD_CHECK(!stack->empty(), "autograd::_record_function: 1 argument expected");
+  // The record was made for this call and nothing else holds it: its lists are moved out.
+  detail::FunctionRecord& r = *static_cast<detail::FunctionRecord*>(
+      stack->back().to_capsule(detail::kFunctionRecordCapsule).get());
+  std::shared_ptr<void> backward = r.backward.to_capsule(detail::kFunctionBackwardCapsule);
+  const std::vector<Tensor>& inputs = r.inputs;
+  const std::vector<Tensor>& to_save = r.to_save;
+  const std::vector<Tensor>& dirty = r.dirty;
 
   // PyTorch's get_and_bump_dirty: saved-tensor checks must see the forward's in-place change.
   for (const Tensor& t : dirty) {
     if (t.defined()) t.bump_version();
   }
   std::shared_ptr<CustomFunctionNode> node;
-  if (record) {
-    node = make_node<CustomFunctionNode>(std::move(backward), is_variable_input, materialize_grads);
+  if (r.record) {
+    node = make_node<CustomFunctionNode>(std::move(backward), std::move(r.is_variable_input),
+                                         r.materialize_grads);
     edge_list edges;
     for (const Tensor& t : inputs) edges.push_back(gradient_edge(t));
     node->set_next_edges(std::move(edges));
   }
-  outputs = wrap_outputs(inputs, std::move(outputs), ImplSet(dirty), ImplSet(a[7].to_tensor_list()),
-                         node);
+  std::vector<Tensor> outputs = wrap_outputs(inputs, std::move(r.outputs), ImplSet(dirty),
+                                             ImplSet(r.non_differentiable), node);
   if (node) {
     for (const Tensor& t : to_save) {
       const AutogradMeta* m = t.defined() ? get_meta(t) : nullptr;
       node->save(t, m != nullptr && m->grad_fn == node);
     }
   }
-  stack->resize(stack->size() - 9);
-  stack->emplace_back(std::move(outputs));
+  stack->back() = IValue(std::move(outputs));
 }
 
 }  // namespace
 
 void register_custom_function(Library& m) {
-  m.def(
-      "_record_function(Capsule backward, bool record, Tensor[] inputs, bool[] is_variable_input, "
-      "Tensor[] outputs, Tensor[] to_save, Tensor[] dirty, Tensor[] non_differentiable, bool "
-      "materialize_grads) -> Tensor[]",
-      &record_function);
+  m.def("_record_function(Capsule record) -> Tensor[]", &record_function);
 }
 
 }  // namespace opd::autograd

@@ -78,7 +78,14 @@ class FunctionBackward {
 // The kind of Capsule a FunctionBackward travels in.
 inline constexpr std::string_view kFunctionBackwardCapsule = "opd.autograd.FunctionBackward";
 
-// What one apply hands the autograd plugin (operator autograd::_record_function).
+// The kind of Capsule a FunctionRecord travels in.
+inline constexpr std::string_view kFunctionRecordCapsule = "opd.autograd.FunctionRecord";
+
+// What one apply hands the autograd plugin: the one argument of its operator
+// autograd::_record_function(Capsule record) -> Tensor[], which returns the outputs given their
+// history. One Capsule, not a list argument each: an apply costs the boxed call of one IValue
+// (Note [Finding autograd::_record_function], core/src/tensor_autograd.cpp). Made by the
+// caller's code, read by the plugin: its layout is part of the ABI (the size is checked below).
 struct FunctionRecord {
   IValue backward;      // a kFunctionBackwardCapsule Capsule
   bool record = false;  // grad mode on and a tensor input requires grad: make the node
@@ -90,6 +97,9 @@ struct FunctionRecord {
   tensor_list non_differentiable;
   bool materialize_grads = true;
 };
+static_assert(
+    sizeof(FunctionRecord) == 200 && alignof(FunctionRecord) == 8,
+    "FunctionRecord crosses the plugin boundary: a change of its layout is an ABI change");
 
 // Calls autograd::_record_function: the outputs, given their history. Throws Error when the
 // autograd plugin is not loaded.

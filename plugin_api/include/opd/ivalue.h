@@ -314,6 +314,11 @@ class OPD_API IValue {
   const std::vector<Tensor>& to_tensor_list() const& {
     return heap<std::vector<Tensor>>(Tag::TensorList);
   }
+  // From an IValue that is going away (a call's result, as std::move(v).to_tensor_list()): the
+  // list moved out when no copy of the IValue shares it, else copied.
+  std::vector<Tensor> to_tensor_list() && {
+    return take_heap<std::vector<Tensor>>(Tag::TensorList);
+  }
   const std::vector<std::optional<Tensor>>& to_optional_tensor_list() const& {
     return heap<std::vector<std::optional<Tensor>>>(Tag::OptionalTensorList);
   }
@@ -372,6 +377,15 @@ class OPD_API IValue {
   const T& heap(Tag t) const {
     expect(t);
     return static_cast<const detail::IValueHeapOf<T>*>(payload_.u.as_heap)->value;
+  }
+  // The heap value, moved out when this IValue holds the only reference to it (nothing else
+  // can read the block then), else copied.
+  template <class T>
+  T take_heap(Tag t) {
+    expect(t);
+    auto* h = static_cast<detail::IValueHeapOf<T>*>(payload_.u.as_heap);
+    if (h->refcount.load(std::memory_order_acquire) == 1) return std::move(h->value);
+    return h->value;
   }
 
   // REQUIRES: tag_ == o.tag_ and this payload holds nothing.

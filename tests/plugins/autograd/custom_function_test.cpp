@@ -303,20 +303,17 @@ TEST_F(CustomFunction, AnOperatorsAutogradKernelFromAFunction) {
 }
 
 TEST_F(CustomFunction, ACapsuleOfAnotherKindIsRefused) {
-  Stack s{IValue::make_capsule("acme.Other", std::make_shared<int>(1)),
-          IValue(true),
-          IValue(std::vector<Tensor>{}),
-          IValue(std::vector<bool>{}),
-          IValue(std::vector<Tensor>{}),
-          IValue(std::vector<Tensor>{}),
-          IValue(std::vector<Tensor>{}),
-          IValue(std::vector<Tensor>{}),
-          IValue(true)};
-  EXPECT_EQ(error_of([&] {
-              Dispatcher::singleton()
-                  .find_schema_or_throw("autograd::_record_function", "")
-                  .call_boxed(&s);
-            }),
+  OperatorHandle op =
+      Dispatcher::singleton().find_schema_or_throw("autograd::_record_function", "");
+  Stack s{IValue::make_capsule("acme.Other", std::make_shared<int>(1))};
+  EXPECT_EQ(error_of([&] { op.call_boxed(&s); }),
+            "Expected a Capsule of kind 'opd.autograd.FunctionRecord' but got one of kind "
+            "'acme.Other'");
+  // A record whose backward is not a FunctionBackward.
+  auto record = std::make_shared<autograd::detail::FunctionRecord>();
+  record->backward = IValue::make_capsule("acme.Other", std::make_shared<int>(1));
+  s = {IValue::make_capsule(std::string(autograd::detail::kFunctionRecordCapsule), record)};
+  EXPECT_EQ(error_of([&] { op.call_boxed(&s); }),
             "Expected a Capsule of kind 'opd.autograd.FunctionBackward' but got one of kind "
             "'acme.Other'");
 }
