@@ -41,8 +41,7 @@ void set_grad(const Tensor& t, const Tensor& grad) {
 
 namespace {
 
-// The autograd plugin's operator `name`, looked up on each call (it goes with the plugin);
-// `what` is what of the plugin's `api` needs.
+// Throws Error: `what`, which `api` needs, belongs to the autograd plugin, which is not loaded.
 [[noreturn]] void throw_not_loaded(const char* api, const char* what, const char* name) {
   opd::detail::throw_check<Error>(
       __FILE__, __LINE__,
@@ -51,6 +50,8 @@ namespace {
                   api, what, name));
 }
 
+// The autograd plugin's operator `name`, looked up on each call (it goes with the plugin);
+// `what` is what of the plugin's `api` needs.
 OperatorHandle plugin_operator(const char* api, const char* what, const char* name) {
   auto op = Dispatcher::singleton().find_schema(OperatorName{name, ""});
   if (!op) throw_not_loaded(api, what, name);
