@@ -15,9 +15,12 @@
 #include "opd/function_schema.h"
 #include "opd/library.h"
 #include "opd/tensor.h"
+#include "stress_loop.h"
 
 namespace opd {
 namespace {
+
+using test::run_until;
 
 int64_t kernel_one(const Tensor&) { return 1; }
 int64_t kernel_two(const Tensor&) { return 2; }
@@ -34,20 +37,6 @@ int64_t call_pick(const TypedOperatorHandle<int64_t(const Tensor&)>& op, const T
   Stack s{IValue(x)};
   op.call_boxed(&s);
   return s.back().to_int();
-}
-
-// Runs `step` until `until()` holds and at least `min_steps` ran, or 20 s passed: races need
-// the scheduler's help, and a test must assert that both sides of its race were observed
-// without depending on the machine's speed.
-template <class Step, class Until>
-int64_t run_until(int64_t min_steps, Step step, Until until) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  int64_t i = 0;
-  for (; i < min_steps || (!until() && std::chrono::steady_clock::now() < deadline); ++i) {
-    step(i);
-    if (i % 1000 == 999) std::this_thread::yield();
-  }
-  return i;
 }
 
 TEST(DispatcherConcurrency, OverrideAndRestoreWhileTwoThreadsDispatch) {

@@ -16,6 +16,7 @@
 #include "opd/dispatcher.h"
 #include "opd/library.h"
 #include "opd/tensor.h"
+#include "stress_loop.h"
 
 namespace opd {
 namespace {
@@ -87,13 +88,9 @@ TEST(TensorAutograd, ApplyWhileTheRecordOperatorComesAndGoes) {
     }
   };
   std::thread t1(applying_thread), t2(applying_thread);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  for (int64_t i = 0; i < 2000 || ((recorded.load() == 0 || refused.load() == 0) &&
-                                   std::chrono::steady_clock::now() < deadline);
-       ++i) {
-    auto lib = define_record_function();
-    if (i % 100 == 99) std::this_thread::yield();
-  }
+  test::run_until(
+      2000, [&](int64_t) { auto lib = define_record_function(); },
+      [&] { return recorded.load() > 0 && refused.load() > 0; });
   done.store(true, std::memory_order_release);
   t1.join();
   t2.join();
