@@ -9,6 +9,13 @@ set(OPD_INSTALL_PLUGINDIR ${CMAKE_INSTALL_LIBDIR}/opdispatch/plugins)
 
 install(TARGETS opd_core opd_plugin_api EXPORT opdispatchTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# opd-gen, for vendors' opd_add_plugin(... NATIVE_FUNCTIONS ...): the build's own, or the one it
+# ran (OPD_GEN_EXECUTABLE).
+if(TARGET opd-gen)
+  install(TARGETS opd-gen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+else()
+  install(PROGRAMS ${OPD_GEN_EXECUTABLE} DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME opd-gen)
+endif()
 # Two include roots, neither on a compiler's default path, so that the installed targets keep
 # the boundary the build keeps: opdispatch::plugin_api sees plugin_api/ only, opdispatch::core
 # (host programs) both. With the plugin API, the generated typed API (opd/ops.h,
@@ -22,7 +29,8 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/ DESTINATION ${OPD_INSTALL_
 install(EXPORT opdispatchTargets NAMESPACE opdispatch:: DESTINATION ${OPD_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/opdispatchConfig.cmake.in
-  ${CMAKE_BINARY_DIR}/opdispatchConfig.cmake INSTALL_DESTINATION ${OPD_INSTALL_CMAKEDIR})
+  ${CMAKE_BINARY_DIR}/opdispatchConfig.cmake INSTALL_DESTINATION ${OPD_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR)
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/opdispatchConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES

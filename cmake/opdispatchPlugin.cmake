@@ -1,15 +1,24 @@
-# opd_add_plugin(NAME SOURCES src... MANIFEST template.yaml [OUTPUT_DIR dir] [LIBS lib...])
+# opd_add_plugin(NAME SOURCES src... MANIFEST template.yaml [OUTPUT_DIR dir] [LIBS lib...]
+#                [NATIVE_FUNCTIONS functions.yaml [DERIVATIVES derivatives.yaml]])
 #
 # Builds an opdispatch plugin: a shared object named libopd_<NAME>.so with the flags unloading
 # needs (hidden visibility, -fno-gnu-unique, no NODELETE), compiled with OPD_BUILDING_PLUGIN so
 # that its OPD_LIBRARY* blocks run when the plugin manager loads it, not at dlopen. After each
 # build it writes OUTPUT_DIR/<NAME>.yaml: the manifest template with `library:` set to the built
 # file and `sha256:` to its digest. Used by opdispatch itself and installed for vendors.
+#
+# NATIVE_FUNCTIONS runs opd-gen on the vendor's native_functions.yaml (its operators' namespace,
+# say acme) and compiles what it writes into the plugin: the schemas, the registration of every
+# kernel its `dispatch:` entries name (declared in acme/native/<Key>.h, defined by the plugin's
+# sources: one left undefined fails the link) and, with DERIVATIVES, an Autograd kernel per
+# derivatives.yaml entry. Host programs and other plugins reach the typed API (acme/ops.h)
+# through the INTERFACE target opd_plugin_<NAME>_api. See tools/gen/README.md.
 
 set(_OPD_PLUGIN_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 function(opd_add_plugin name)
-  cmake_parse_arguments(ARG "" "MANIFEST;OUTPUT_DIR" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "MANIFEST;OUTPUT_DIR;NATIVE_FUNCTIONS;DERIVATIVES" "SOURCES;LIBS"
+    ${ARGN})
   if(NOT ARG_SOURCES OR NOT ARG_MANIFEST)
     message(FATAL_ERROR "opd_add_plugin(${name}): SOURCES and MANIFEST are required")
   endif()
@@ -40,6 +49,11 @@ function(opd_add_plugin name)
     # The host has libopd_core.so loaded already; no RPATH, so installing never rewrites the
     # file and the manifest's sha256 stays true.
     SKIP_BUILD_RPATH ON INSTALL_RPATH "")
+  if(ARG_NATIVE_FUNCTIONS)
+    _opd_generate_native_functions(${name} ${target})
+  elseif(ARG_DERIVATIVES)
+    message(FATAL_ERROR "opd_add_plugin(${name}): DERIVATIVES needs NATIVE_FUNCTIONS")
+  endif()
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_COMMAND}
       -DTEMPLATE=${manifest_in}
@@ -48,6 +62,41 @@ function(opd_add_plugin name)
       -P ${_OPD_PLUGIN_CMAKE_DIR}/opdispatchWriteManifest.cmake
     COMMENT "Writing manifest ${name}.yaml"
     VERBATIM)
+endfunction()
+
+# opd-gen for opd_add_plugin's NATIVE_FUNCTIONS (ARG_* are the caller's). opd-gen is the
+# build's own (OPD_GEN_COMMAND, tools/gen) or the installed one (opdispatchConfig.cmake).
+function(_opd_generate_native_functions name target)
+  if(NOT OPD_GEN_COMMAND)
+    message(FATAL_ERROR "opd_add_plugin(${name}): NATIVE_FUNCTIONS needs opd-gen (OPD_GEN_COMMAND)")
+  endif()
+  get_filename_component(yaml ${ARG_NATIVE_FUNCTIONS} ABSOLUTE)
+  file(RELATIVE_PATH yaml_name ${CMAKE_CURRENT_SOURCE_DIR} ${yaml})
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/opd_gen_${name})
+  set(outputs ${dir}/src/schemas.cpp ${dir}/src/kernels.cpp ${dir}/src/autograd.cpp)
+  set(args --yaml ${yaml} --out ${dir} --display-name ${yaml_name})
+  set(depends ${yaml})
+  if(ARG_DERIVATIVES)
+    get_filename_component(derivatives ${ARG_DERIVATIVES} ABSOLUTE)
+    file(RELATIVE_PATH derivatives_name ${CMAKE_CURRENT_SOURCE_DIR} ${derivatives})
+    list(APPEND args --derivatives ${derivatives} --derivatives-display-name ${derivatives_name})
+    list(APPEND depends ${derivatives})
+  endif()
+  add_custom_command(
+    OUTPUT ${outputs}
+    COMMAND ${OPD_GEN_COMMAND} ${args}
+    DEPENDS ${OPD_GEN_COMMAND} ${depends}
+    COMMENT "opd-gen: the ${name} plugin's operators from ${yaml_name}"
+    VERBATIM)
+  # The plugin's own sources include the generated headers: generate before compiling any.
+  add_custom_target(${target}_generated DEPENDS ${outputs})
+  add_dependencies(${target} ${target}_generated)
+  target_sources(${target} PRIVATE ${outputs})
+  target_include_directories(${target} PRIVATE ${dir}/include)
+  # The typed API for host programs and other plugins.
+  add_library(${target}_api INTERFACE)
+  target_include_directories(${target}_api INTERFACE ${dir}/include)
+  add_dependencies(${target}_api ${target}_generated)
 endfunction()
 
 # opd_add_native_kernels(TARGET KEY...)

@@ -57,6 +57,8 @@ std::vector<DerivativeInfo> load_derivatives(const std::string& path,
     fail(path, e.mark, e.msg);
   }
   if (!root.IsSequence()) throw Error(fmt::format("{}:1: expected a list of entries", path));
+  // A `name:` without a namespace is in the YAML's: aten's, or the vendor's.
+  const std::string ns = namespace_of(fs);
   std::map<std::string, const NativeFunction*> by_name;
   for (const auto& f : fs) by_name[f.schema.operator_name().to_string()] = &f;
 
@@ -69,7 +71,7 @@ std::vector<DerivativeInfo> load_derivatives(const std::string& path,
     std::string text = name_node.as<std::string>();
     FunctionSchema schema = [&] {
       try {
-        return parse_schema(text.find("::") == std::string::npos ? "aten::" + text : text);
+        return parse_schema(text.find("::") == std::string::npos ? ns + "::" + text : text);
       } catch (const Error& err) {
         fail(path, name_node.Mark(), err.what());
       }

@@ -43,5 +43,12 @@ struct EmitOptions;
 // `derivatives_path` names the file in errors.
 void emit_autograd(const std::vector<NativeFunction>& fs, const std::vector<DerivativeInfo>& ds,
                    const EmitOptions& o, const std::string& derivatives_path);
+// src/autograd.cpp for a vendor's namespace: one opd::autograd::Function per entry of `ds`
+// (forward calls the operator, backward runs the formulas) and OPD_LIBRARY_IMPL(<ns>, Autograd,
+// m) registering each as its operator's Autograd kernel. Without derivatives, a file with no
+// kernels. Errors name `derivatives_path` and the entry's line.
+void emit_vendor_autograd(const std::vector<NativeFunction>& fs,
+                          const std::vector<DerivativeInfo>& ds, const EmitOptions& o,
+                          const std::string& derivatives_path);
 
 }  // namespace opd::gen

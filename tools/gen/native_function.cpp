@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "emit.h"
 #include "opd/dispatch_key.h"
 #include "opd/error.h"
 
@@ -101,7 +102,13 @@ NativeFunction load_entry(const std::string& path, const YAML::Node& e, bool str
   return f;
 }
 
+std::string ns_of(const FunctionSchema& s) { return s.name().substr(0, s.name().find("::")); }
+
 }  // namespace
+
+std::string namespace_of(const std::vector<NativeFunction>& fs) {
+  return fs.empty() ? "aten" : ns_of(fs.front().schema);
+}
 
 std::vector<NativeFunction> load_native_functions(const std::string& path, bool strict,
                                                   LoadReport* report) {
@@ -119,6 +126,20 @@ std::vector<NativeFunction> load_native_functions(const std::string& path, bool 
   std::map<std::pair<std::string, std::string>, int> kernels;  // (key, kernel) -> line
   for (const auto& e : root) {
     NativeFunction f = load_entry(path, e, strict, report);
+    const std::string ns = ns_of(f.schema);
+    if (!out.empty() && ns != ns_of(out.front().schema)) {
+      fail(path, e["func"].Mark(),
+           fmt::format("operator {} is in namespace '{}' but the first entry (line {}) is in '{}': "
+                       "one native_functions.yaml declares the operators of one namespace",
+                       f.schema.operator_name().to_string(), ns, out.front().line,
+                       ns_of(out.front().schema)));
+    }
+    if (strict && ns != "aten" && f.method_variant) {
+      fail(path, e["variants"].Mark(),
+           fmt::format("{}: 'variants: method' is for aten operators only (opd::Tensor's members "
+                       "are fixed when opdispatch is built; call {}::{}(...) instead)",
+                       f.schema.operator_name().to_string(), ns, base_name(f.schema)));
+    }
     if (!names.insert(f.schema.operator_name().to_string()).second) {
       fail(path, e.Mark(),
            fmt::format("operator {} is declared twice", f.schema.operator_name().to_string()));

@@ -29,10 +29,16 @@ struct LoadReport {
   std::map<std::string, size_t> unknown_fields;
 };
 
-// Reads `path`. With `strict` (our own YAML) an unknown field, an unknown dispatch key or a
+// Reads `path`. Every entry's `func:` names the same namespace ("acme::scale(...)"); one
+// without a namespace is in aten, as in PyTorch.
+// With `strict` (our own YAML) an unknown field, an unknown dispatch key or a
 // duplicate kernel name for one key is an error; otherwise unknown fields are counted in
 // `report`. Errors are opd::Error "<path>:<line>: <what>".
 std::vector<NativeFunction> load_native_functions(const std::string& path, bool strict,
                                                   LoadReport* report);
+
+// The namespace of the operators load_native_functions returned: "aten" for PyTorch's and ours,
+// the vendor's own otherwise ("acme").
+std::string namespace_of(const std::vector<NativeFunction>& fs);
 
 }  // namespace opd::gen

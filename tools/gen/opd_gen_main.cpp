@@ -1,6 +1,6 @@
-// opd-gen: reads a native_functions.yaml and writes the typed API, the aten schema
-// registrations and the per-key kernel declarations (see README.md). With --check, only parses
-// and reports.
+// opd-gen: reads a native_functions.yaml and writes the typed API, the schema registrations and
+// the per-key kernel declarations, for aten or for a vendor's namespace (see README.md). With
+// --check, only parses and reports.
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"opd-gen: operators from native_functions.yaml"};
-  std::string yaml, out_dir, display_name, check, derivatives;
+  std::string yaml, out_dir, display_name, check, derivatives, derivatives_display;
   app.add_option("--yaml", yaml, "our native_functions.yaml");
   app.add_option("--out", out_dir, "output folder (include/ and src/ are written under it)");
   app.add_option("--display-name", display_name,
@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
                  "parse this native_functions.yaml (PyTorch's own included) and report");
   app.add_option("--derivatives", derivatives,
                  "derivatives.yaml: also write the autograd plugin's nodes and kernels");
+  app.add_option("--derivatives-display-name", derivatives_display,
+                 "the derivatives YAML's path as generated code names it (default: --derivatives)");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!check.empty()) {
@@ -48,10 +50,21 @@ int main(int argc, char** argv) {
     auto fs = opd::gen::load_native_functions(yaml, /*strict=*/true, &report);
     opd::gen::EmitOptions o{display_name.empty() ? yaml : display_name, out_dir};
     opd::gen::emit_schemas(fs, o);
-    opd::gen::emit_api(fs, o);
-    opd::gen::emit_native(fs, o);
-    if (!derivatives.empty()) {
-      opd::gen::emit_autograd(fs, opd::gen::load_derivatives(derivatives, fs), o, derivatives);
+    if (opd::gen::namespace_of(fs) == "aten") {
+      opd::gen::emit_api(fs, o);
+      opd::gen::emit_native(fs, o);
+      if (!derivatives.empty()) {
+        opd::gen::emit_autograd(fs, opd::gen::load_derivatives(derivatives, fs), o, derivatives);
+      }
+    } else {
+      // A vendor's namespace: code for its plugin, against the plugin API only.
+      opd::gen::emit_vendor_api(fs, o);
+      opd::gen::emit_vendor_native(fs, o);
+      opd::gen::emit_vendor_autograd(
+          fs,
+          derivatives.empty() ? std::vector<opd::gen::DerivativeInfo>{}
+                              : opd::gen::load_derivatives(derivatives, fs),
+          o, derivatives_display.empty() ? derivatives : derivatives_display);
     }
   } catch (const opd::Error& e) {
     fmt::print(stderr, "opd-gen: {}\n", e.what());

@@ -9,27 +9,14 @@
 #include <fstream>
 
 #include "opd/error.h"
+#include "temp_yaml.h"
 
 namespace {
 
 using opd::gen::load_native_functions;
 using opd::gen::LoadReport;
+using opd::gen::test::TempYaml;
 using ::testing::HasSubstr;
-
-class TempYaml {
- public:
-  explicit TempYaml(const std::string& text)
-      : path_(std::filesystem::temp_directory_path() /
-              ("opd_gen_test_" + std::to_string(counter_++) + ".yaml")) {
-    std::ofstream(path_) << text;
-  }
-  ~TempYaml() { std::filesystem::remove(path_); }
-  std::string path() const { return path_.string(); }
-
- private:
-  static inline int counter_ = 0;
-  std::filesystem::path path_;
-};
 
 std::string load_error(const std::string& text, bool strict = true) {
   TempYaml f(text);
@@ -106,6 +93,28 @@ TEST(NativeFunctions, ErrorsNameFileAndLine) {
   EXPECT_EQ(load_error("- dispatch: {}\n"), "F:1: entry without 'func'");
   EXPECT_THAT(load_error("- func: [\n"), HasSubstr("F:2: "));
   EXPECT_EQ(load_error("func: foo\n"), "F:1: expected a list of entries");
+}
+
+TEST(NativeFunctions, AVendorsFileHasOneNamespaceAndNoMethods) {
+  TempYaml f(
+      "- func: acme::scale(Tensor x, float alpha=1) -> Tensor\n"
+      "- func: acme::shift(Tensor x) -> Tensor\n");
+  LoadReport report;
+  auto fs = load_native_functions(f.path(), /*strict=*/true, &report);
+  EXPECT_EQ(opd::gen::namespace_of(fs), "acme");
+  EXPECT_EQ(fs[1].schema.name(), "acme::shift");
+  EXPECT_EQ(load_error("- func: acme::scale(Tensor x) -> Tensor\n"
+                       "- func: other::shift(Tensor x) -> Tensor\n"),
+            "F:2: operator other::shift is in namespace 'other' but the first entry (line 1) is "
+            "in 'acme': one native_functions.yaml declares the operators of one namespace");
+  EXPECT_EQ(load_error("- func: acme::scale(Tensor x) -> Tensor\n"
+                       "- func: shift(Tensor x) -> Tensor\n"),
+            "F:2: operator aten::shift is in namespace 'aten' but the first entry (line 1) is "
+            "in 'acme': one native_functions.yaml declares the operators of one namespace");
+  EXPECT_EQ(
+      load_error("- func: acme::scale(Tensor self) -> Tensor\n  variants: function, method\n"),
+      "F:2: acme::scale: 'variants: method' is for aten operators only (opd::Tensor's "
+      "members are fixed when opdispatch is built; call acme::scale(...) instead)");
 }
 
 TEST(NativeFunctions, NonStrictCountsUnknownFieldsAndKeys) {
