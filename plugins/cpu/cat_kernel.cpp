@@ -11,6 +11,7 @@
 #include "common/nn_shape.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
+#include "cpu/convert.h"
 #include "cpu/parallel.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
@@ -40,30 +41,7 @@ void visit_word(size_t size, F&& f) {
   }
 }
 
-template <class T>
-inline constexpr bool kIsComplex = false;
-template <class T>
-inline constexpr bool kIsComplex<std::complex<T>> = true;
-
-// PyTorch's cast between element types: complex to real keeps the real part, anything to bool
-// is "non-zero".
-template <class To, class From>
-To convert(From v) {
-  if constexpr (std::is_same_v<To, From>) {
-    return v;
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else if constexpr (kIsComplex<From> && !kIsComplex<To>) {
-    return static_cast<To>(v.real());
-  } else if constexpr (kIsComplex<To> && kIsComplex<From>) {
-    return To(static_cast<typename To::value_type>(v.real()),
-              static_cast<typename To::value_type>(v.imag()));
-  } else if constexpr (kIsComplex<To>) {
-    return To(static_cast<typename To::value_type>(v));
-  } else {
-    return static_cast<To>(v);
-  }
-}
+using cpu::convert;
 
 // dst[i] = src[i] over a tensor of `sizes`, each side with its own element strides. Rows (the
 // last dim) are the unit of work.

@@ -10,6 +10,7 @@
 #include "common/philox.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
+#include "cpu/convert.h"
 #include "cpu/parallel.h"
 #include "opd/generator.h"
 #include "opd/half.h"
@@ -25,9 +26,7 @@ constexpr const char* kBackend = "cpu";
 constexpr int64_t kFillGrain = 32768;
 constexpr int64_t kRandomGrain = 4096;
 
-template <class T>
-constexpr bool kIsComplex =
-    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+using cpu::kIsComplex;
 
 // Half, BFloat16, Float and Double, the dtypes of rand and randn.
 #define OPD_DISPATCH_RANDOM_TYPES(TYPE, NAME, ...)                                       \

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/reduction.h"
+#include "cpu/convert.h"
 #include "cpu/parallel.h"
 #include "opd/half.h"
 #include "opd/tensor.h"
@@ -36,29 +37,7 @@ template <class T>
 inline constexpr bool kIsFloat =
     std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
-template <class T>
-inline constexpr bool kIsComplex = false;
-template <class T>
-inline constexpr bool kIsComplex<std::complex<T>> = true;
-
-// One element converted as PyTorch's static_cast_with_inter_type: a complex value into a real
-// type keeps its real part; anything into bool is "non-zero".
-template <class To, class From>
-To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else if constexpr (kIsComplex<From> && !kIsComplex<To>) {
-    return static_cast<To>(v.real());
-  } else if constexpr (kIsComplex<To>) {
-    if constexpr (kIsComplex<From>)
-      return To(static_cast<typename To::value_type>(v.real()),
-                static_cast<typename To::value_type>(v.imag()));
-    else
-      return To(static_cast<typename To::value_type>(v));
-  } else {
-    return static_cast<To>(v);
-  }
-}
+using cpu::convert;
 
 template <class T>
 bool is_nan(T v) {
