@@ -142,6 +142,10 @@ void Dispatcher::cleanup(OperatorEntry& e) {
 }
 
 RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string debug) {
+  return register_def(std::move(schema), std::move(debug), TagSet());
+}
+
+RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string debug, TagSet tags) {
   opd_plugin_context* ctx = detail::current_registration_context();
   if (ctx) debug += ctx->suffix;
   WriteLock lock(*this);
@@ -174,7 +178,9 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
   OperatorEntry& e = existing != operators_.end() ? *existing->second : create(name);
   bool first = !e.has_schema();
   if (first) e.publish_schema(std::move(schema));
-  auto record = e.defs_.insert(e.defs_.begin(), {std::move(debug), ctx ? ctx->owner : nullptr});
+  auto record =
+      e.defs_.insert(e.defs_.begin(), {std::move(debug), ctx ? ctx->owner : nullptr, tags});
+  e.publish_tags();
   ++e.def_and_impl_count_;
   if (first) {
     OperatorHandle handle(&e);
@@ -199,6 +205,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
       notifying_ = false;
       retire(e.unpublish_schema());
       e.defs_.erase(record);
+      e.publish_tags();
       --e.def_and_impl_count_;
       std::string schema_text = name.to_string();
       cleanup(e);
@@ -218,6 +225,7 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
     }
     retire(std::move(record->owner));
     e.defs_.erase(record);
+    e.publish_tags();
     --e.def_and_impl_count_;
     cleanup(e);
   });

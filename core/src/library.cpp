@@ -109,7 +109,15 @@ Library& Library::def(std::string_view schema_text, std::source_location loc) & 
   return def(schema_text, site_of(loc));
 }
 
+Library& Library::def(std::string_view schema_text, TagSet tags, std::source_location loc) & {
+  return def(schema_text, tags, site_of(loc));
+}
+
 Library& Library::def(std::string_view schema_text, RegistrationSite site) & {
+  return def(schema_text, TagSet(), site);
+}
+
+Library& Library::def(std::string_view schema_text, TagSet tags, RegistrationSite site) & {
   OPD_CHECK(kind_ != IMPL,
             "Cannot define an operator inside of a IMPL block.  All def()s should be placed in the "
             "(unique) OPD_LIBRARY block for their namespace. ({})",
@@ -122,7 +130,8 @@ Library& Library::def(std::string_view schema_text, RegistrationSite site) & {
   FunctionSchema schema = std::get<FunctionSchema>(std::move(parsed));
   OperatorName name = qualify(schema.operator_name(), ns_, kind_, "schema string");
   if (!(name == schema.operator_name())) schema = std::move(schema).with_name(std::move(name));
-  registrations_.push_back(Dispatcher::singleton().register_def(std::move(schema), debug(site)));
+  registrations_.push_back(
+      Dispatcher::singleton().register_def(std::move(schema), debug(site), tags));
   return *this;
 }
 

@@ -77,6 +77,10 @@ const std::string& OperatorEntry::schema_debug_locked() const {
   return defs_.empty() ? kNone : defs_.front().debug;
 }
 
+void OperatorEntry::publish_tags() {
+  tags_.store(defs_.empty() ? 0 : defs_.front().tags.raw(), std::memory_order_release);
+}
+
 std::string OperatorEntry::schema_debug() const {
   Dispatcher::WriteLock lock(Dispatcher::singleton());
   return schema_debug_locked();
@@ -247,6 +251,7 @@ std::string OperatorEntry::dump_state_locked() const {
   std::string out = fmt::format("name: {}\n", name_.to_string());
   if (const FunctionSchema* s = schema_or_null()) {
     out += fmt::format("schema: {}\ndebug: {}\n", s->to_string(), schema_debug_locked());
+    if (TagSet tags = defs_.front().tags; !tags.empty()) out += "tags: " + to_string(tags) + "\n";
   } else {
     out += "schema: (none)\n";
   }

@@ -23,6 +23,8 @@ bool OperatorHandle::return_is_written(size_t i) const {
 bool OperatorHandle::has_kernel_for_dispatch_key(DispatchKey k) const {
   return entry_->has_kernel_for_dispatch_key(k);
 }
+bool OperatorHandle::has_tag(Tag tag) const { return entry_->tags().has(tag); }
+TagSet OperatorHandle::tags() const { return entry_->tags(); }
 std::string OperatorHandle::dump_state() const { return entry_->dump_state(); }
 std::string OperatorHandle::dump_computed_table() const { return entry_->dump_computed_table(); }
 

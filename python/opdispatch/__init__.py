@@ -12,8 +12,8 @@ import os as _os
 import warnings as _warnings
 
 from . import _C
-from ._C import (DispatchKeySet, FunctionSchema, PluginError, SchemaParseError, Tensor, device,
-                 dtype, frombuffer, from_numpy, initial_seed, is_grad_enabled, layout,
+from ._C import (DispatchKeySet, FunctionSchema, PluginError, SchemaParseError, Tag, Tensor,
+                 device, dtype, frombuffer, from_numpy, initial_seed, is_grad_enabled, layout,
                  memory_format, parse_schema)
 # dtypes, with torch's aliases (opdispatch.float is opdispatch.float32), layouts and formats.
 from ._C import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, float,
@@ -32,7 +32,7 @@ __all__ = [
     "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "manual_seed",
     "initial_seed",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "trace", "ops",
-    "library", "autograd", "plugins", "testing", "PluginError",
+    "library", "autograd", "plugins", "testing", "PluginError", "Tag",
 ]
 
 

@@ -44,6 +44,18 @@ def _caller_site(depth=2):
     return frame.f_code.co_filename, frame.f_lineno
 
 
+def _tag_list(tags):
+    # torch.library's rule: one Tag or a sequence of Tags.
+    if isinstance(tags, _C.Tag):
+        return [tags]
+    tags = list(tags)
+    for t in tags:
+        if not isinstance(t, _C.Tag):
+            raise TypeError(f"tags: expected opdispatch.Tag values, got {t!r} of type "
+                            f"{type(t).__name__}")
+    return tags
+
+
 def _key_name(key):
     return "" if key is None else str(key)
 
@@ -65,12 +77,14 @@ class Library:
         _live.add(self)
 
     def define(self, schema, alias_analysis="", *, tags=()):
-        """Defines an operator: ``define("my_relu(Tensor x) -> Tensor")``. Returns its name."""
+        """Defines an operator: ``define("my_relu(Tensor x) -> Tensor")``. Returns its name.
+        ``tags``: an ``opdispatch.Tag`` or a sequence of them, read back as ``op.tags``."""
         if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         self._check_open()
+        tags = _tag_list(tags)
         file, line = _caller_site()
-        self._lib.define(schema, file, line)
+        self._lib.define(schema, file, line, tags)
         name = schema.split("(", 1)[0].strip()
         qualified = name if "::" in name else f"{self.ns}::{name}"
         self._op_defs.add(qualified)
@@ -289,13 +303,13 @@ class CustomOpDef:
     """What ``custom_op`` returns: callable as the operator, with ``register_fake``,
     ``register_kernel`` and ``register_autograd``."""
 
-    def __init__(self, namespace, name, schema, fn):
+    def __init__(self, namespace, name, schema, fn, tags=()):
         self._namespace = namespace
         self._name = name
         self._schema = schema
         self._init_fn = fn
         self._lib = Library(namespace, "FRAGMENT")
-        self._lib.define(name + schema)
+        self._lib.define(name + schema, tags=tags)
         self._opoverload = getattr(getattr(_ops, namespace), name).default
         self._backward_fn = None
         self._setup_context_fn = None
@@ -389,16 +403,17 @@ def _any_requires_grad(args, kwargs):
     return False
 
 
-def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None):
+def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None, tags=None):
     """Defines ``"ns::name"`` from a Python function, as torch.library.custom_op: the schema is
     ``schema`` or inferred from the type hints, and ``fn`` serves ``device_types`` (every
-    device when None). Usable as a decorator."""
+    device when None). ``tags``: opdispatch.Tag values for the definition. Usable as a
+    decorator."""
     def inner(f):
         if "::" not in name:
             raise ValueError(f"custom_op name must be 'namespace::name', got {name!r}")
         ns, opname = name.split("::", 1)
         s = schema if schema is not None else infer_schema(f, mutates_args=mutates_args)
-        op = CustomOpDef(ns, opname, s, f)
+        op = CustomOpDef(ns, opname, s, f, () if tags is None else tags)
         op.register_kernel(device_types, f)
         return op
     return inner if fn is None else inner(fn)

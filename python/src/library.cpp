@@ -6,10 +6,12 @@
 #include "opd/library.h"
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bindings.h"
 #include "gil.h"
@@ -69,10 +71,13 @@ void bind_library(py::module_& m) {
            py::arg("kind"), py::arg("ns"), py::arg("dispatch_key"), py::arg("file"),
            py::arg("line"))
       .def("define",
-           [](PyLibrary& l, const std::string& schema, const std::string& file, uint32_t line) {
+           [](PyLibrary& l, const std::string& schema, const std::string& file, uint32_t line,
+              const std::vector<Tag>& tags) {
              drain_releases();
+             TagSet set;
+             for (Tag t : tags) set.add(t);
              py::gil_scoped_release r;
-             l.lib.def(schema, RegistrationSite{file, line});
+             l.lib.def(schema, set, RegistrationSite{file, line});
            })
       .def("impl",
            [](PyLibrary& l, const std::string& name, py::object fn, const std::string& key,

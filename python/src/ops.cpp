@@ -207,6 +207,16 @@ class OpOverload {
     OPD_CHECK(schema != nullptr, "opdispatch: operator {} is not defined (any more)", display_);
     return *schema;
   }
+  // The definition's tags, in opd::Tag's order (torch's OpOverload.tags).
+  std::vector<Tag> tags() {
+    detail::CallScope scope;
+    TagSet set = handle().tags();
+    std::vector<Tag> out;
+    for (size_t i = 0; i < kTagNames.size(); ++i) {
+      if (set.has(static_cast<Tag>(i))) out.push_back(static_cast<Tag>(i));
+    }
+    return out;
+  }
   bool has_kernel_for_dispatch_key(const std::string& key) {
     detail::CallScope scope;
     OperatorHandle h = handle();
@@ -292,6 +302,12 @@ void bind_ops(py::module_& m) {
 
   // Subclassed by opdispatch.ops' OpOverloadPacket and OpOverload: a call reaches C++ without a
   // Python frame.
+  // opdispatch.Tag, as torch.Tag (Note [Operator tags]).
+  py::enum_<Tag> tag(m, "Tag", py::module_local());
+  for (size_t i = 0; i < kTagNames.size(); ++i) {
+    tag.value(std::string(kTagNames[i]).c_str(), static_cast<Tag>(i));
+  }
+
   py::class_<OpPacket>(m, "_OpPacket", py::module_local())
       .def(py::init<std::string, std::string>())
       .def("overloads", &OpPacket::overload_names)
@@ -300,6 +316,7 @@ void bind_ops(py::module_& m) {
   py::class_<OpOverload>(m, "_OpOverload", py::module_local())
       .def(py::init<const std::string&>())
       .def_property_readonly("schema", &OpOverload::schema)
+      .def_property_readonly("tags", &OpOverload::tags)
       .def("__call__", &OpOverload::call)
       .def("redispatch", &OpOverload::redispatch)
       .def("has_kernel_for_dispatch_key", &OpOverload::has_kernel_for_dispatch_key);

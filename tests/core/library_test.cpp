@@ -24,6 +24,7 @@ namespace {
 
 using DK = DispatchKey;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 Dispatcher& dispatcher() { return Dispatcher::singleton(); }
@@ -636,6 +637,43 @@ TEST(Library, RegistrationSitesThatAreNotCppSource) {
   Library fallbacks(Library::IMPL, "_", DK::PrivateUse1, RegistrationSite{"t.py", 11});
   fallbacks.fallback(CppFunction::make_fallthrough(), RegistrationSite{"t.py", 12});
   EXPECT_EQ(dispatcher().fallback_debug(DK::PrivateUse1), "registered at t.py:12");
+}
+
+// Note [Operator tags]: def(schema, tags) records them with the definition; has_tag and tags()
+// read them, dump_state shows them; a def without tags has none.
+TEST(Library, DefWithTags) {
+  Library lib(Library::FRAGMENT, "test_library_tags");
+  lib.def("noisy(Tensor x) -> Tensor", {Tag::nondeterministic_seeded, Tag::core});
+  lib.def("plain(Tensor x) -> Tensor");
+  lib.def("py(Tensor x) -> Tensor", TagSet{Tag::inplace_view}, RegistrationSite{"t.py", 3});
+  auto noisy = find("test_library_tags::noisy");
+  ASSERT_TRUE(noisy);
+  EXPECT_TRUE(noisy->has_tag(Tag::nondeterministic_seeded));
+  EXPECT_TRUE(noisy->has_tag(Tag::core));
+  EXPECT_FALSE(noisy->has_tag(Tag::pointwise));
+  EXPECT_EQ(noisy->tags(), (TagSet{Tag::core, Tag::nondeterministic_seeded}));
+  EXPECT_THAT(noisy->dump_state(), HasSubstr("\ntags: core, nondeterministic_seeded\n"));
+  auto plain = find("test_library_tags::plain");
+  EXPECT_TRUE(plain->tags().empty());
+  EXPECT_THAT(plain->dump_state(), Not(HasSubstr("\ntags:")));
+  auto py = find("test_library_tags::py");
+  EXPECT_EQ(py->tags(), TagSet{Tag::inplace_view});
+  EXPECT_EQ(py->debug(), "registered at t.py:3");
+  // A refused def with tags leaves nothing behind.
+  EXPECT_THAT(
+      test_util::error_text<Error>([&] { lib.def("noisy(Tensor x) -> Tensor", {Tag::pointwise}); }),
+      HasSubstr("Tried to register an operator (test_library_tags::noisy(Tensor x) -> "
+                "Tensor) with the same name and overload name multiple times."));
+  EXPECT_EQ(noisy->tags(), (TagSet{Tag::core, Tag::nondeterministic_seeded}));
+  EXPECT_EQ(lib.registration_count(), 3u);
+}
+
+// The generated aten definitions carry native_functions.yaml's `tags:`.
+TEST(Library, AtenOperatorsHaveTheirYamlTags) {
+  auto rand = find("aten::rand");
+  ASSERT_TRUE(rand);
+  EXPECT_TRUE(rand->has_tag(Tag::nondeterministic_seeded));
+  EXPECT_FALSE(find("aten::add", "Tensor")->has_tag(Tag::nondeterministic_seeded));
 }
 
 TEST(Library, DuplicateDefErrorNamesBothCallSites) {

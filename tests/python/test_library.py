@@ -46,6 +46,23 @@ def test_define_returns_the_name_and_refuses_a_duplicate():
             Library("libdup", "DEF")
 
 
+def test_define_with_tags_as_torch_library():
+    with Library("libtags", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor", tags=(opd.Tag.pointwise, opd.Tag.core))
+        lib.define("g(Tensor x) -> Tensor", tags=opd.Tag.inplace_view)
+        lib.define("h(Tensor x) -> Tensor")
+        assert opd.ops.libtags.f.default.tags == [opd.Tag.core, opd.Tag.pointwise]
+        assert opd.ops.libtags.g.default.tags == [opd.Tag.inplace_view]
+        assert opd.ops.libtags.h.default.tags == []
+        assert "\ntags: core, pointwise\n" in _C._dispatch_dump("libtags::f")
+        with pytest.raises(TypeError, match=r"^tags: expected opdispatch.Tag values, got "
+                                            r"'pointwise' of type str$"):
+            lib.define("k(Tensor x) -> Tensor", tags=("pointwise",))
+        assert _C._dispatch_dump("libtags::k") == ""
+    assert opd.ops.aten.rand.default.tags == [opd.Tag.nondeterministic_seeded]
+    assert opd.Tag.pt2_compliant_tag.name == "pt2_compliant_tag"
+
+
 def test_fragment_and_impl_libraries_and_the_default_key():
     with Library("libfrag", "DEF") as a, Library("libfrag", "FRAGMENT") as b:
         a.define("f(Tensor x) -> Tensor")
@@ -322,6 +339,18 @@ def test_custom_op_with_register_fake_runs_on_cpu_and_meta():
     finally:
         twice._destroy()
     assert _C._dispatch_dump("libco::twice") == ""
+
+
+def test_custom_op_with_tags():
+    @custom_op("libtagop::twice", mutates_args=(), tags=(opd.Tag.pointwise,))
+    def twice(x: Tensor) -> Tensor:
+        return x * 2
+
+    try:
+        assert opd.ops.libtagop.twice.default.tags == [opd.Tag.pointwise]
+        assert twice(opd.tensor([1.0])).tolist() == [2.0]
+    finally:
+        twice._destroy()
 
 
 def test_custom_op_mutating_an_argument():

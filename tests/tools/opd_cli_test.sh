@@ -38,6 +38,8 @@ check "ops lists the default plugins' operators" 0 "example::scale(Tensor self, 
 check "ops --json" 0 '"name": "example::twice"' -- "$opd" ops --json
 check "dump shows the plugin of each kernel" 0 "(plugin example 0.1.0) [kernel]" -- "$opd" dump example::scale
 check "dump --json" 0 '"computed_table"' -- "$opd" dump --json example::scale
+check "dump shows the definition's tags" 0 "tags: nondeterministic_seeded" -- "$opd" dump aten::rand
+check "dump --json lists the tags" 0 '"nondeterministic_seeded"' -- "$opd" dump --json aten::rand
 check "dump of an unknown operator fails" 1 "no operator named nope::nope" -- "$opd" dump nope::nope
 check "plugins lists manifests" 0 "example" -- "$opd" plugins
 check "plugins --json" 0 '"state": "available"' -- "$opd" plugins --json

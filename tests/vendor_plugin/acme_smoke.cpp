@@ -91,6 +91,9 @@ int main() {
       gradients_match([](const auto& in) { return acme::softsign(in[0]); }, {input({0.5, -2, 3})}),
       "acme::softsign's gradient (a Function) matches finite differences");
 
+  check(opd::find_operator_or_throw("acme::softsign").has_tag(opd::Tag::pointwise),
+        "acme::softsign has the tag its YAML gives (pointwise)");
+
   s = opd::plugins().unload("acme");
   std::printf("after unload: %s\n", opd::to_string(s.state));
   check(s.state == opd::PluginState::Unloaded, "the plugin unloads");

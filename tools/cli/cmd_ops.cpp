@@ -8,6 +8,18 @@
 #include "opd/plugin_manager.h"
 
 namespace opd::cli {
+namespace {
+
+// The operator's tags by name, for --json (Note [Operator tags]).
+nlohmann::json tag_names(const OperatorHandle& op) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < kTagNames.size(); ++i) {
+    if (op.has_tag(static_cast<Tag>(i))) out.push_back(kTagNames[i]);
+  }
+  return out;
+}
+
+}  // namespace
 
 void add_ops(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("ops", "List the operators registered by the default plugins");
@@ -23,6 +35,7 @@ void add_ops(CLI::App& app, int& exit_code) {
       if (json) {
         out.push_back({{"name", name.to_string()},
                        {"schema", op->has_schema() ? op->schema().to_string() : ""},
+                       {"tags", tag_names(*op)},
                        {"debug", op->debug()}});
       } else {
         std::cout << (op->has_schema() ? op->schema().to_string()
@@ -51,6 +64,7 @@ void add_dump(CLI::App& app, int& exit_code) {
     if (json) {
       nlohmann::json out = {{"name", op->operator_name().to_string()},
                             {"schema", op->has_schema() ? op->schema().to_string() : ""},
+                            {"tags", tag_names(*op)},
                             {"state", op->dump_state()},
                             {"computed_table", op->dump_computed_table()}};
       std::cout << out.dump(2) << "\n";

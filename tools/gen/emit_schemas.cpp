@@ -20,8 +20,10 @@ void emit_schemas(const std::vector<NativeFunction>& fs, const EmitOptions& o) {
     // "scale(...)".
     const std::string prefix = ns + "::";
     const std::string text = f.func.rfind(prefix, 0) == 0 ? f.func.substr(prefix.size()) : f.func;
-    out += fmt::format("#line {} \"{}\"\n  m.def(R\"opd({})opd\");\n", f.line, o.yaml_display_name,
-                       text);
+    std::string tags;
+    for (const auto& t : f.tags) tags += fmt::format("{}opd::Tag::{}", tags.empty() ? "" : ", ", t);
+    out += fmt::format("#line {} \"{}\"\n  m.def(R\"opd({})opd\"{});\n", f.line,
+                       o.yaml_display_name, text, tags.empty() ? "" : ", {" + tags + "}");
   }
   out += "}\n";
   write_if_changed(o.out_dir + (ns == "aten" ? "/src/aten_schemas.cpp" : "/src/schemas.cpp"), out);

@@ -1,5 +1,6 @@
 #include "native_function.h"
 
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <set>
@@ -8,6 +9,7 @@
 #include "emit.h"
 #include "opd/dispatch_key.h"
 #include "opd/error.h"
+#include "opd/tag.h"
 
 namespace opd::gen {
 namespace {
@@ -97,6 +99,13 @@ NativeFunction load_entry(const std::string& path, const YAML::Node& e, bool str
       for (const auto& tag : t) f.tags.push_back(scalar(path, tag, "tags"));
     } else {
       f.tags = split(scalar(path, t, "tags"), ',');
+    }
+    for (const auto& tag : f.tags) {
+      if (strict && !tag_from_name(tag)) {
+        fail(
+            path, t.Mark(),
+            fmt::format("unknown tag '{}' (expected one of: {})", tag, fmt::join(kTagNames, ", ")));
+      }
     }
   }
   return f;

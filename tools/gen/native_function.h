@@ -20,6 +20,7 @@ struct NativeFunction {
   // `dispatch:` as written: keys ("CPU", "CompositeImplicitAutograd") and the kernel each names,
   // one pair per key ("CPU, Meta: add_Tensor" gives two).
   std::vector<std::pair<std::string, std::string>> dispatch;
+  // `tags:` (Note [Operator tags]); with `strict`, names of opd::Tag.
   std::vector<std::string> tags;
 };
 

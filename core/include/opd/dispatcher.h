@@ -232,6 +232,8 @@ class OPD_API Dispatcher {
   // Throws Error for a second def of the same name and overload (naming both sites), or when the
   // schema disagrees with an existing kernel's inferred schema.
   RegistrationHandle register_def(FunctionSchema schema, std::string debug);
+  // The same with the definition's tags (Note [Operator tags]).
+  RegistrationHandle register_def(FunctionSchema schema, std::string debug, TagSet tags);
   // `key` nullopt registers to CompositeImplicitAutograd (PyTorch's catch-all). Throws Error when
   // the inferred schema or C++ signature disagrees with the def or another kernel.
   RegistrationHandle register_impl(OperatorName op, std::optional<DispatchKey> key,

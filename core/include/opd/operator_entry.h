@@ -12,6 +12,7 @@
 #include "opd/function_schema.h"
 #include "opd/kernel_function.h"
 #include "opd/local_dispatch_key_set.h"
+#include "opd/tag.h"
 #include "opd/thread_annotations.h"
 
 namespace opd {
@@ -64,6 +65,8 @@ class OPD_API OperatorEntry {
   // The schema, or null for an impl-only operator: for the boxed call path, which reads it on
   // every call.
   const FunctionSchema* schema_or_null() const { return schema_.load(std::memory_order_acquire); }
+  // The active def's tags (Note [Operator tags]); empty without a schema.
+  TagSet tags() const { return TagSet::from_raw(tags_.load(std::memory_order_acquire)); }
   // Where the active def came from; empty without a schema.
   std::string schema_debug() const;
   int def_count() const;
@@ -145,6 +148,8 @@ class OPD_API OperatorEntry {
   };
   std::optional<SignatureSource> cpp_signature() const OPD_REQUIRES(detail::registration_mutex);
   const std::string& schema_debug_locked() const OPD_REQUIRES(detail::registration_mutex);
+  // Sets tags_ from the active def, after defs_ changed.
+  void publish_tags() OPD_REQUIRES(detail::registration_mutex);
   std::string dump_state_locked() const OPD_REQUIRES(detail::registration_mutex);
   std::string dump_computed_table_locked() const OPD_REQUIRES(detail::registration_mutex);
   void check_invariants_locked() const OPD_REQUIRES(detail::registration_mutex);
@@ -174,6 +179,7 @@ class OPD_API OperatorEntry {
   struct DefRecord {
     std::string debug;
     std::shared_ptr<void> owner;
+    TagSet tags;
   };
   // Published under the registration mutex; read without it by calls (argument checks, boxed
   // kernels reading op.schema()). Removing the last def unpublishes it and retires its owner,
@@ -181,6 +187,9 @@ class OPD_API OperatorEntry {
   // reclamation]); calling the operator after that is undefined (as in PyTorch).
   std::atomic<const FunctionSchema*> schema_{nullptr};
   std::atomic<bool> writes_arguments_{false};  // of the published schema
+  // The active (newest) def's tags, as schema_debug_locked() is its debug; read without the
+  // mutex by has_tag.
+  std::atomic<uint32_t> tags_{0};
   std::shared_ptr<FunctionSchema> schema_owner_ OPD_GUARDED_BY(detail::registration_mutex);
   // Newest first. More than one only while a plugin is being reloaded: both versions def the
   // operator with the same schema. INVARIANT: schema_ is set iff defs_ is not empty.

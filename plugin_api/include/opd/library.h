@@ -18,6 +18,7 @@
 #include "opd/export.h"
 #include "opd/kernel_function.h"
 #include "opd/registration_handle.h"
+#include "opd/tag.h"
 
 namespace opd {
 
@@ -68,8 +69,11 @@ struct BoxedCallableFunctor final : OperatorKernel {
 // (`void(const OperatorHandle&, Stack*)`, optionally with DispatchKeySet after the handle).
 class CppFunction {
  public:
+  // Callables only, so that def(schema, {Tag::core}) is not read as def(schema, kernel).
   template <class F>
-  requires(!std::is_same_v<std::remove_cvref_t<F>, CppFunction>)
+  requires(!std::is_same_v<std::remove_cvref_t<F>, CppFunction> &&
+           (std::is_class_v<std::decay_t<F>> ||
+            std::is_function_v<std::remove_pointer_t<std::decay_t<F>>>))
       CppFunction(F&& f) {  // NOLINT: implicit by design, as torch::CppFunction
     using D = std::decay_t<F>;
     if constexpr (detail::kIsCompileTimeFunction<D>) {
@@ -142,6 +146,10 @@ class OPD_API Library {
   // the schema may be a bare name, inferred from the kernel.
   Library& def(std::string_view schema,
                std::source_location loc = std::source_location::current()) &;
+  // With the definition's tags (Note [Operator tags]): def("foo(Tensor x) -> Tensor",
+  // {Tag::pointwise}), as torch::Library::def(schema, {at::Tag::pointwise}).
+  Library& def(std::string_view schema, TagSet tags,
+               std::source_location loc = std::source_location::current()) &;
   Library& def(std::string_view name_or_schema, CppFunction f,
                std::source_location loc = std::source_location::current()) &;
   // Registers a kernel for `name` ("foo" or "foo.overload") to the library's key, or
@@ -159,6 +167,7 @@ class OPD_API Library {
   // with no key registers to the library's key, or CompositeImplicitAutograd when it has none.
   Library(Kind kind, std::string ns, std::optional<DispatchKey> key, RegistrationSite site);
   Library& def(std::string_view schema, RegistrationSite site) &;
+  Library& def(std::string_view schema, TagSet tags, RegistrationSite site) &;
   Library& impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
                 RegistrationSite site) &;
   Library& fallback(CppFunction f, RegistrationSite site) &;

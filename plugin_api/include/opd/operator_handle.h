@@ -24,6 +24,7 @@
 #include "opd/export.h"
 #include "opd/ivalue.h"
 #include "opd/operator_name.h"
+#include "opd/tag.h"
 
 namespace opd {
 
@@ -53,6 +54,9 @@ class OPD_API OperatorHandle {
   bool argument_is_written(size_t i) const;
   bool return_is_written(size_t i) const;
   bool has_kernel_for_dispatch_key(DispatchKey k) const;
+  // The tags its definition gave (Note [Operator tags]), as PyTorch's hasTag / getTags.
+  bool has_tag(Tag tag) const;
+  TagSet tags() const;
   std::string dump_state() const;
   std::string dump_computed_table() const;
 

@@ -40,8 +40,10 @@
 // (opd/operator_handle.h); opd::redispatch:: functions are generated. 2.x plugins do not load.
 // 3.1: Library registrations with a RegistrationSite that is not C++ source (the Python
 // package's file and line); additions only.
+// 3.2: operator tags (opd/tag.h): Library::def(schema, TagSet), OperatorHandle::has_tag and
+// tags(); additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 1
+#define OPD_PLUGIN_ABI_MINOR 2
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 

@@ -70,6 +70,13 @@ TEST_F(VendorAutograd, OnlyTheInputsThatRequireGradGetOne) {
   }
 }
 
+TEST_F(VendorAutograd, TheYamlsTagsReachTheDefinitions) {
+  OperatorHandle softsign = find_operator_or_throw("acme::softsign");
+  EXPECT_EQ(softsign.tags(), (TagSet{Tag::pointwise, Tag::core}));
+  EXPECT_THAT(softsign.dump_state(), HasSubstr("\ntags: core, pointwise\n"));
+  EXPECT_TRUE(find_operator_or_throw("acme::scale").tags().empty());
+}
+
 TEST_F(VendorAutograd, MetaTensorsGetShapesAndHistory) {
   Tensor x = empty({2, 5}, TensorOptions().device("meta").dtype(kDouble)).requires_grad_(true);
   Tensor y = acme::scale(x, 2.0);

@@ -26,6 +26,7 @@ constexpr const char* kFunctions =
     "    CPU: scale_cpu\n"
     "    Meta: scale_meta\n"
     "- func: acme::scale_(Tensor(a!) self, float alpha) -> Tensor(a!)\n"
+    "  tags: inplace_view, core\n"
     "  dispatch:\n"
     "    CPU: scale_cpu_\n"
     "- func: acme::split2(Tensor x, Tensor[] rest) -> (Tensor, Tensor)\n";
@@ -76,6 +77,10 @@ TEST_F(EmitVendor, TypedApiKernelDeclarationsAndRegistrationInTheVendorsNamespac
   EXPECT_THAT(read("src/schemas.cpp"), HasSubstr("OPD_LIBRARY(acme, m) {\n#line 1 "
                                                  "\"acme_functions.yaml\"\n  m.def(R\"opd(scale("
                                                  "Tensor x, float alpha=1) -> Tensor)opd\");"));
+  // `tags:` as written, into the definition.
+  EXPECT_THAT(read("src/schemas.cpp"),
+              HasSubstr("  m.def(R\"opd(scale_(Tensor(a!) self, float alpha) -> Tensor(a!))opd\", "
+                        "{opd::Tag::inplace_view, opd::Tag::core});"));
   const std::string api = read("include/acme/ops.h");
   EXPECT_THAT(api, HasSubstr("namespace acme {"));
   EXPECT_THAT(api,

@@ -90,6 +90,11 @@ TEST(NativeFunctions, ErrorsNameFileAndLine) {
   EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n  dispatch:\n    CPU: k\n"
                        "- func: bar(Tensor x) -> Tensor\n  dispatch:\n    CPU: k\n"),
             "F:4: kernel k for CPU is already used at line 1");
+  EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n  tags: [core, pointwize]\n"),
+            "F:2: unknown tag 'pointwize' (expected one of: core, data_dependent_output, "
+            "dynamic_output_shape, generated, inplace_view, needs_fixed_stride_order, "
+            "nondeterministic_bitwise, nondeterministic_seeded, pointwise, pt2_compliant_tag, "
+            "view_copy)");
   EXPECT_EQ(load_error("- dispatch: {}\n"), "F:1: entry without 'func'");
   EXPECT_THAT(load_error("- func: [\n"), HasSubstr("F:2: "));
   EXPECT_EQ(load_error("func: foo\n"), "F:1: expected a list of entries");
