@@ -5,6 +5,7 @@
 #include "common/output.h"
 #include "common/type_dispatch.h"
 #include "common/type_promotion.h"
+#include "opd/native/meta_functions.h"
 
 namespace opd::common {
 namespace {
@@ -50,13 +51,6 @@ void check_add(const Device& device, ScalarType dtype, const Scalar& alpha) {
   check_scalar_fits(alpha, dtype);
 }
 
-TensorIterator add_meta(const Tensor& out, const Tensor& self, const Tensor& other,
-                        const Scalar& alpha) {
-  TensorIterator iter = TensorIterator::binary_op("add", out, self, other);
-  check_add(iter.device(), iter.common_dtype(), alpha);
-  return iter;
-}
-
 void check_sub_operands(const Tensor& self, const Tensor& other) {
   OPD_CHECK(self.scalar_type() != ScalarType::Bool || other.scalar_type() != ScalarType::Bool,
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
@@ -72,28 +66,8 @@ void check_sub(const Device& device, ScalarType dtype, const Scalar& alpha) {
   check_scalar_fits(negated(alpha), dtype);
 }
 
-TensorIterator sub_meta(const Tensor& out, const Tensor& self, const Tensor& other,
-                        const Scalar& alpha) {
-  check_sub_operands(self, other);
-  TensorIterator iter = TensorIterator::binary_op("sub", out, self, other);
-  check_sub(iter.device(), iter.common_dtype(), alpha);
-  return iter;
-}
-
 void check_mul(const Device& device, ScalarType dtype) {
   check_kernel_dtype("mul", device, dtype, TypeSet::AllAndBool);
-}
-
-TensorIterator mul_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
-  TensorIterator iter = TensorIterator::binary_op("mul", out, self, other);
-  check_mul(iter.device(), iter.common_dtype());
-  return iter;
-}
-
-TensorIterator div_meta(const Tensor& out, const Tensor& self, const Tensor& other) {
-  TensorIterator iter = TensorIterator::binary_float_op("div", out, self, other);
-  check_kernel_dtype("div_true", iter.device(), iter.common_dtype(), TypeSet::Floating);
-  return iter;
 }
 
 TensorIterator pow_meta(const Tensor& out, const Tensor& self, const Scalar& exponent) {
@@ -280,3 +254,38 @@ TensorIterator fill_meta(const Tensor& self, const Scalar& value) {
 }
 
 }  // namespace opd::common
+
+// The structured operators' meta functions (opd/native/meta_functions.h).
+namespace opd {
+
+using common::TensorIterator;
+
+TensorIterator meta::add(const Tensor& out, const Tensor& self, const Tensor& other,
+                         const Scalar& alpha) {
+  TensorIterator iter = TensorIterator::binary_op("add", out, self, other);
+  common::check_add(iter.device(), iter.common_dtype(), alpha);
+  return iter;
+}
+
+TensorIterator meta::sub(const Tensor& out, const Tensor& self, const Tensor& other,
+                         const Scalar& alpha) {
+  common::check_sub_operands(self, other);
+  TensorIterator iter = TensorIterator::binary_op("sub", out, self, other);
+  common::check_sub(iter.device(), iter.common_dtype(), alpha);
+  return iter;
+}
+
+TensorIterator meta::mul(const Tensor& out, const Tensor& self, const Tensor& other) {
+  TensorIterator iter = TensorIterator::binary_op("mul", out, self, other);
+  common::check_mul(iter.device(), iter.common_dtype());
+  return iter;
+}
+
+TensorIterator meta::div(const Tensor& out, const Tensor& self, const Tensor& other) {
+  TensorIterator iter = TensorIterator::binary_float_op("div", out, self, other);
+  common::check_kernel_dtype("div_true", iter.device(), iter.common_dtype(),
+                             common::TypeSet::Floating);
+  return iter;
+}
+
+}  // namespace opd

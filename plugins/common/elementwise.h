@@ -23,32 +23,29 @@
 
 namespace opd::common {
 
-// add: PyTorch's alpha check against the compute dtype: "Boolean alpha only supported for
-// Boolean results.", "For integral input tensors, argument alpha must not be a floating point
-// number.", "For non-complex input tensors, argument alpha must not be a complex number."
 // -s: sub adds -alpha.
 Scalar negated(const Scalar& s);
 
-TensorIterator add_meta(const Tensor& out, const Tensor& self, const Tensor& other,
-                        const Scalar& alpha);
-// sub: add's checks, after refusing bool operands: "Subtraction, the `-` operator, with two bool
+// add, sub, mul and div are structured (Note [Structured kernels] in tools/gen/structured.h):
+// their metadata steps are the meta functions opd::meta::add, sub, mul and div
+// (opd/native/meta_functions.h, generated), defined in elementwise.cpp with the checks below.
+// add checks alpha against the compute dtype: "Boolean alpha only supported for Boolean
+// results.", "For integral input tensors, argument alpha must not be a floating point number.",
+// "For non-complex input tensors, argument alpha must not be a complex number."; sub makes
+// add's checks after refusing bool operands: "Subtraction, the `-` operator, with two bool
 // tensors is not supported. Use the `^` or `logical_xor()` operator instead." and "Subtraction,
 // the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use
-// the `~` or `logical_not()` operator instead."
-TensorIterator sub_meta(const Tensor& out, const Tensor& self, const Tensor& other,
-                        const Scalar& alpha);
-TensorIterator mul_meta(const Tensor& out, const Tensor& self, const Tensor& other);
-
-// The checks add_meta, sub_meta and mul_meta make once the iterator is built, for a kernel that
-// knows the iterator's outcome without building one: two operands of `dtype` on `device` that need
-// no broadcasting, promotion or conversion (Note [Same-shape fast path] in the CPU plugin). Same
-// errors, same order; sub's operand checks come first, as in sub_meta.
+// the `~` or `logical_not()` operator instead."; div is true division (integral and bool inputs
+// compute in Float).
+//
+// The checks those of add, sub and mul make once the iterator is built, for a kernel that knows
+// the iterator's outcome without building one: two operands of `dtype` on `device` that need no
+// broadcasting, promotion or conversion (Note [Same-shape fast path] in the CPU plugin). Same
+// errors, same order; sub's operand checks come first, as in opd::meta::sub.
 void check_add(const Device& device, ScalarType dtype, const Scalar& alpha);
 void check_sub_operands(const Tensor& self, const Tensor& other);
 void check_sub(const Device& device, ScalarType dtype, const Scalar& alpha);
 void check_mul(const Device& device, ScalarType dtype);
-// True division: integral and bool inputs compute in Float.
-TensorIterator div_meta(const Tensor& out, const Tensor& self, const Tensor& other);
 // pow.Tensor_Scalar: computes in result_type(self, exponent), the exponent a wrapped number.
 // "Integers to negative integer powers are not allowed."
 TensorIterator pow_meta(const Tensor& out, const Tensor& self, const Scalar& exponent);

@@ -13,6 +13,7 @@
 #include "cpu/elementwise_loops.h"
 #include "cpu/parallel.h"
 #include "opd/native/CPU.h"
+#include "opd/native/meta_functions.h"
 
 namespace opd::native {
 namespace {
@@ -96,16 +97,6 @@ void mul_ops(ScalarType dtype, const Run& run) {
   });
 }
 
-void mul_kernel(const TensorIterator& iter) {
-  mul_ops(iter.common_dtype(), [&](const auto& op) { cpu_kernel(iter, op); });
-}
-
-void div_kernel(const TensorIterator& iter) {
-  OPD_DISPATCH_FLOATING_TYPES(iter.common_dtype(), "div_true_cpu", [&] {
-    cpu_kernel(iter, [](scalar_t x, scalar_t y) -> scalar_t { return x / y; });
-  });
-}
-
 using common::powi;
 
 void pow_tensor_scalar_kernel(const TensorIterator& iter, const Scalar& exponent) {
@@ -181,31 +172,34 @@ void min_max_kernel(const TensorIterator& iter, const char* name) {
   });
 }
 
-template <class Kernel>
-Tensor& run_in_place(TensorIterator iter, Tensor& self, Kernel&& kernel) {
-  kernel(iter);
-  self.bump_version();
-  return self;
-}
-
 }  // namespace
+
+// The structured impls (Note [Structured kernels] in tools/gen/structured.h): opd-gen writes
+// the out=, in-place and functional kernels around them, but for the functional add, sub and
+// mul below, which take the same-shape fast path first.
+void add_out(const TensorIterator& iter, const Tensor&, const Tensor&, const Scalar& alpha) {
+  add_kernel(iter, alpha);
+}
+void sub_out(const TensorIterator& iter, const Tensor&, const Tensor&, const Scalar& alpha) {
+  add_kernel(iter, common::negated(alpha), "sub_cpu");
+}
+void mul_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
+  mul_ops(iter.common_dtype(), [&](const auto& op) { cpu_kernel(iter, op); });
+}
+void div_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
+  OPD_DISPATCH_FLOATING_TYPES(iter.common_dtype(), "div_true_cpu", [&] {
+    cpu_kernel(iter, [](scalar_t x, scalar_t y) -> scalar_t { return x / y; });
+  });
+}
 
 Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   if (same_shape_dense(self, other)) {
     common::check_add(self.device(), self.scalar_type(), alpha);
     return dense_add(self, other, alpha, "add_cpu");
   }
-  TensorIterator iter = common::add_meta(Tensor(), self, other, alpha);
-  add_kernel(iter, alpha);
+  TensorIterator iter = meta::add(Tensor(), self, other, alpha);
+  add_out(iter, self, other, alpha);
   return std::move(iter).output();
-}
-Tensor& add__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return run_in_place(common::add_meta(self, self, other, alpha), self,
-                      [&](const TensorIterator& it) { add_kernel(it, alpha); });
-}
-Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  return run_in_place(common::add_meta(out, self, other, alpha), out,
-                      [&](const TensorIterator& it) { add_kernel(it, alpha); });
 }
 
 Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
@@ -214,19 +208,9 @@ Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) 
     common::check_sub(self.device(), self.scalar_type(), alpha);
     return dense_add(self, other, common::negated(alpha), "sub_cpu");
   }
-  TensorIterator iter = common::sub_meta(Tensor(), self, other, alpha);
-  add_kernel(iter, common::negated(alpha), "sub_cpu");
+  TensorIterator iter = meta::sub(Tensor(), self, other, alpha);
+  sub_out(iter, self, other, alpha);
   return std::move(iter).output();
-}
-Tensor& sub__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return run_in_place(
-      common::sub_meta(self, self, other, alpha), self,
-      [&](const TensorIterator& it) { add_kernel(it, common::negated(alpha), "sub_cpu"); });
-}
-Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  return run_in_place(
-      common::sub_meta(out, self, other, alpha), out,
-      [&](const TensorIterator& it) { add_kernel(it, common::negated(alpha), "sub_cpu"); });
 }
 
 Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
@@ -236,27 +220,9 @@ Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
     mul_ops(self.scalar_type(), DenseRun{out, self, other});
     return out;
   }
-  TensorIterator iter = common::mul_meta(Tensor(), self, other);
-  mul_kernel(iter);
+  TensorIterator iter = meta::mul(Tensor(), self, other);
+  mul_out(iter, self, other);
   return std::move(iter).output();
-}
-Tensor& mul__Tensor(Tensor& self, const Tensor& other) {
-  return run_in_place(common::mul_meta(self, self, other), self, mul_kernel);
-}
-Tensor& mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
-  return run_in_place(common::mul_meta(out, self, other), out, mul_kernel);
-}
-
-Tensor div_Tensor(const Tensor& self, const Tensor& other) {
-  TensorIterator iter = common::div_meta(Tensor(), self, other);
-  div_kernel(iter);
-  return std::move(iter).output();
-}
-Tensor& div__Tensor(Tensor& self, const Tensor& other) {
-  return run_in_place(common::div_meta(self, self, other), self, div_kernel);
-}
-Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
-  return run_in_place(common::div_meta(out, self, other), out, div_kernel);
 }
 
 Tensor pow_Tensor_Scalar(const Tensor& self, const Scalar& exponent) {

@@ -29,13 +29,6 @@ void add_kernel(const TensorIterator& iter, const Scalar& alpha, std::string_vie
   binary_kernel(iter, BinaryOp::Add, name, cuda::scalar_arg(alpha));
 }
 
-template <class Kernel>
-Tensor& run_in_place(const TensorIterator& iter, Tensor& self, Kernel&& kernel) {
-  kernel(iter);
-  self.bump_version();
-  return self;
-}
-
 Tensor compare(const char* op, CompareOp cmp, const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::comparison_meta(op, Tensor(), self, other);
   const std::string name = std::string(op) + "_cuda";
@@ -48,66 +41,19 @@ Tensor compare(const char* op, CompareOp cmp, const Tensor& self, const Tensor& 
 
 }  // namespace
 
-Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  TensorIterator iter = common::add_meta(Tensor(), self, other, alpha);
+// The structured impls (Note [Structured kernels] in tools/gen/structured.h): opd-gen writes
+// the out=, in-place and functional kernels around them.
+void add_out(const TensorIterator& iter, const Tensor&, const Tensor&, const Scalar& alpha) {
   add_kernel(iter, alpha, "add_cuda");
-  return std::move(iter).output();
 }
-Tensor& add__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return run_in_place(common::add_meta(self, self, other, alpha), self,
-                      [&](const TensorIterator& it) { add_kernel(it, alpha, "add_cuda"); });
-}
-Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  return run_in_place(common::add_meta(out, self, other, alpha), out,
-                      [&](const TensorIterator& it) { add_kernel(it, alpha, "add_cuda"); });
-}
-
-Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  TensorIterator iter = common::sub_meta(Tensor(), self, other, alpha);
+void sub_out(const TensorIterator& iter, const Tensor&, const Tensor&, const Scalar& alpha) {
   add_kernel(iter, common::negated(alpha), "sub_cuda");
-  return std::move(iter).output();
 }
-Tensor& sub__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return run_in_place(
-      common::sub_meta(self, self, other, alpha), self,
-      [&](const TensorIterator& it) { add_kernel(it, common::negated(alpha), "sub_cuda"); });
-}
-Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  return run_in_place(
-      common::sub_meta(out, self, other, alpha), out,
-      [&](const TensorIterator& it) { add_kernel(it, common::negated(alpha), "sub_cuda"); });
-}
-
-Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
-  TensorIterator iter = common::mul_meta(Tensor(), self, other);
+void mul_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
   binary_kernel(iter, BinaryOp::Mul, "mul_cuda");
-  return std::move(iter).output();
 }
-Tensor& mul__Tensor(Tensor& self, const Tensor& other) {
-  return run_in_place(common::mul_meta(self, self, other), self, [](const TensorIterator& it) {
-    binary_kernel(it, BinaryOp::Mul, "mul_cuda");
-  });
-}
-Tensor& mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
-  return run_in_place(common::mul_meta(out, self, other), out, [](const TensorIterator& it) {
-    binary_kernel(it, BinaryOp::Mul, "mul_cuda");
-  });
-}
-
-Tensor div_Tensor(const Tensor& self, const Tensor& other) {
-  TensorIterator iter = common::div_meta(Tensor(), self, other);
+void div_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
   binary_kernel(iter, BinaryOp::Div, "div_true_cuda");
-  return std::move(iter).output();
-}
-Tensor& div__Tensor(Tensor& self, const Tensor& other) {
-  return run_in_place(common::div_meta(self, self, other), self, [](const TensorIterator& it) {
-    binary_kernel(it, BinaryOp::Div, "div_true_cuda");
-  });
-}
-Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
-  return run_in_place(common::div_meta(out, self, other), out, [](const TensorIterator& it) {
-    binary_kernel(it, BinaryOp::Div, "div_true_cuda");
-  });
 }
 
 Tensor pow_Tensor_Tensor(const Tensor& self, const Tensor& exponent) {

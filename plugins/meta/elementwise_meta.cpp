@@ -1,5 +1,6 @@
 // Elementwise operators on Meta: the shared metadata step (common/elementwise.h) and nothing
-// else, so shapes, dtypes and errors are those of the CPU kernels.
+// else, so shapes, dtypes and errors are those of the CPU kernels. The structured operators'
+// (add, sub, mul, div) are generated from their meta functions (Note [Structured kernels]).
 
 #include "common/elementwise.h"
 #include "opd/native/Meta.h"
@@ -15,46 +16,6 @@ Tensor& in_place(const TensorIterator&, Tensor& self) {
 }
 
 }  // namespace
-
-Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return common::add_meta(Tensor(), self, other, alpha).output();
-}
-Tensor& add__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return in_place(common::add_meta(self, self, other, alpha), self);
-}
-Tensor& add_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  return in_place(common::add_meta(out, self, other, alpha), out);
-}
-
-Tensor sub_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return common::sub_meta(Tensor(), self, other, alpha).output();
-}
-Tensor& sub__Tensor(Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return in_place(common::sub_meta(self, self, other, alpha), self);
-}
-Tensor& sub_out(const Tensor& self, const Tensor& other, const Scalar& alpha, Tensor& out) {
-  return in_place(common::sub_meta(out, self, other, alpha), out);
-}
-
-Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
-  return common::mul_meta(Tensor(), self, other).output();
-}
-Tensor& mul__Tensor(Tensor& self, const Tensor& other) {
-  return in_place(common::mul_meta(self, self, other), self);
-}
-Tensor& mul_out(const Tensor& self, const Tensor& other, Tensor& out) {
-  return in_place(common::mul_meta(out, self, other), out);
-}
-
-Tensor div_Tensor(const Tensor& self, const Tensor& other) {
-  return common::div_meta(Tensor(), self, other).output();
-}
-Tensor& div__Tensor(Tensor& self, const Tensor& other) {
-  return in_place(common::div_meta(self, self, other), self);
-}
-Tensor& div_out(const Tensor& self, const Tensor& other, Tensor& out) {
-  return in_place(common::div_meta(out, self, other), out);
-}
 
 Tensor pow_Tensor_Scalar(const Tensor& self, const Scalar& exponent) {
   return common::pow_meta(Tensor(), self, exponent).output();

@@ -10,6 +10,7 @@
 #include "opd/dispatch_key.h"
 #include "opd/error.h"
 #include "opd/tag.h"
+#include "structured.h"
 
 namespace opd::gen {
 namespace {
@@ -67,7 +68,8 @@ NativeFunction load_entry(const std::string& path, const YAML::Node& e, bool str
       fail(path, e["func"].Mark(), err.what());
     }
   }();
-  NativeFunction f{std::move(schema), func, e["func"].Mark().line + 1, true, false, {}, {}};
+  NativeFunction f{
+      std::move(schema), func, e["func"].Mark().line + 1, true, false, {}, {}, false, {}};
   if (e["variants"]) {
     auto variants = split(scalar(path, e["variants"], "variants"), ',');
     f.function_variant = f.method_variant = false;
@@ -93,6 +95,16 @@ NativeFunction load_entry(const std::string& path, const YAML::Node& e, bool str
         f.dispatch.emplace_back(key, kernel);
       }
     }
+  }
+  if (const YAML::Node& s = e["structured"]) {
+    const std::string v = scalar(path, s, "structured");
+    if (v != "True" && v != "False") {
+      fail(path, s.Mark(), fmt::format("'structured' must be True or False, not '{}'", v));
+    }
+    f.structured = v == "True";
+  }
+  if (const YAML::Node& d = e["structured_delegate"]) {
+    f.structured_delegate = scalar(path, d, "structured_delegate");
   }
   if (const YAML::Node& t = e["tags"]) {
     if (t.IsSequence()) {
@@ -165,6 +177,7 @@ std::vector<NativeFunction> load_native_functions(const std::string& path, bool 
     out.push_back(std::move(f));
   }
   report->entries = out.size();
+  if (strict) structured_groups(out, path);  // checks them
   return out;
 }
 

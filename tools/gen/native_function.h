@@ -22,6 +22,11 @@ struct NativeFunction {
   std::vector<std::pair<std::string, std::string>> dispatch;
   // `tags:` (Note [Operator tags]); with `strict`, names of opd::Tag.
   std::vector<std::string> tags;
+  // `structured: True` (an out= operator whose dispatch entries name impls) and
+  // `structured_delegate: add.out` (a variant generated from that operator's meta function and
+  // impls): Note [Structured kernels] in structured.h.
+  bool structured = false;
+  std::string structured_delegate;
 };
 
 struct LoadReport {

@@ -1,0 +1,46 @@
+// Structured kernels: one meta function and one impl per backend give an operator's out=,
+// functional and in-place variants.
+
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "native_function.h"
+
+namespace opd::gen {
+
+// Note [Structured kernels]
+// As PyTorch's `structured: True` / `structured_delegate:`. The out= operator is marked
+// `structured: True`; each of its `dispatch:` entries names an impl,
+//   void add_out(const common::TensorIterator& iter, const Tensor& self, ...);
+// which computes into the iterator's output (every argument but `out` is passed). Its functional
+// and in-place variants say `structured_delegate: add.out`. The meta function, shared by every
+// backend and written once in plugins/common,
+//   common::TensorIterator opd::meta::add(const Tensor& out, const Tensor& self, ...);
+// checks the arguments and builds the iterator, allocating the output when `out` is undefined
+// (the functional variant), checking it otherwise (in-place: `out` is self; out=: the out
+// argument). opd-gen writes, for every backend of the out= operator and for Meta, the three
+// kernels: meta, then impl (not on Meta, which has none), then the result (a new tensor, or the
+// written one with its version bumped). A variant with a `dispatch:` entry of its own for a key
+// keeps it there (the CPU's same-shape fast path for add). As PyTorch's TensorIteratorBase
+// kernels; the iterator is plugins/common's, so structured kernels are aten's only (a vendor's
+// plugin sees plugin_api, which has no TensorIterator).
+struct StructuredGroup {
+  const NativeFunction* out;                     // `structured: True`
+  std::vector<const NativeFunction*> delegates;  // `structured_delegate:` naming it
+  std::string meta_name;  // opd::meta::<meta_name>: "add", "pow_Tensor_Scalar"
+};
+
+// The groups of `fs`, checked: the structured operator has one out argument and returns it,
+// names backends only (Meta is generated), and is aten's; each delegate names a structured
+// operator of the file and takes its arguments but `out`, and is functional (one new Tensor)
+// or in-place (writes and returns its first argument). Errors are opd::Error
+// "<path>:<line>: <what>".
+std::vector<StructuredGroup> structured_groups(const std::vector<NativeFunction>& fs,
+                                               const std::string& path);
+
+// Whether `f` is the in-place variant of its group (else functional or out=).
+bool is_in_place(const NativeFunction& f);
+
+}  // namespace opd::gen
