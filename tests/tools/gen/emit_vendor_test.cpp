@@ -16,6 +16,8 @@
 
 namespace {
 
+using opd::gen::test::load_strict;
+using opd::gen::test::OutputDir;
 using opd::gen::test::TempYaml;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -33,25 +35,11 @@ constexpr const char* kFunctions =
 
 class EmitVendor : public ::testing::Test {
  protected:
-  EmitVendor()
-      : out_(std::filesystem::temp_directory_path() /
-             ("opd_gen_vendor_test_" + std::to_string(::getpid()))) {}
-  ~EmitVendor() override { std::filesystem::remove_all(out_); }
-
-  std::vector<opd::gen::NativeFunction> load(const TempYaml& f) {
-    opd::gen::LoadReport report;
-    return opd::gen::load_native_functions(f.path(), /*strict=*/true, &report);
-  }
-  std::string read(const std::string& relative) const {
-    std::ifstream in(out_ / relative);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  std::string read(const std::string& relative) const { return out_.read(relative); }
   // emit_vendor_autograd's error for `derivatives`, with its temporary path replaced by "D".
   std::string autograd_error(const std::string& derivatives) {
     TempYaml f(kFunctions), d(derivatives);
-    auto fs = load(f);
+    auto fs = load_strict(f);
     try {
       opd::gen::emit_vendor_autograd(fs, opd::gen::load_derivatives(d.path(), fs), options(),
                                      d.path());
@@ -63,14 +51,14 @@ class EmitVendor : public ::testing::Test {
     ADD_FAILURE() << "expected an error for:\n" << derivatives;
     return "";
   }
-  opd::gen::EmitOptions options() const { return {"acme_functions.yaml", out_.string()}; }
+  opd::gen::EmitOptions options() const { return {"acme_functions.yaml", out_.path().string()}; }
 
-  std::filesystem::path out_;
+  OutputDir out_{"opd_gen_vendor_test"};
 };
 
 TEST_F(EmitVendor, TypedApiKernelDeclarationsAndRegistrationInTheVendorsNamespace) {
   TempYaml f(kFunctions);
-  auto fs = load(f);
+  auto fs = load_strict(f);
   opd::gen::emit_schemas(fs, options());
   opd::gen::emit_vendor_api(fs, options());
   opd::gen::emit_vendor_native(fs, options());
@@ -106,14 +94,14 @@ TEST_F(EmitVendor, TypedApiKernelDeclarationsAndRegistrationInTheVendorsNamespac
                         "  m.impl(\"scale\", OPD_FN(acme::native::scale_cpu));"));
   EXPECT_THAT(kernels, HasSubstr("OPD_LIBRARY_IMPL(acme, Meta, m) {"));
   // No aten output for a vendor.
-  EXPECT_FALSE(std::filesystem::exists(out_ / "src/aten_schemas.cpp"));
-  EXPECT_FALSE(std::filesystem::exists(out_ / "include/opd/ops.h"));
+  EXPECT_FALSE(std::filesystem::exists(out_.path() / "src/aten_schemas.cpp"));
+  EXPECT_FALSE(std::filesystem::exists(out_.path() / "include/opd/ops.h"));
 }
 
 TEST_F(EmitVendor, AFormulaBecomesAFunctionThatSavesWhatItReads) {
   TempYaml f(kFunctions), d("- name: scale(Tensor x, float alpha=1) -> Tensor\n"
                             "  x: grad * alpha + result * 0\n");
-  auto fs = load(f);
+  auto fs = load_strict(f);
   opd::gen::emit_vendor_autograd(fs, opd::gen::load_derivatives(d.path(), fs), options(),
                                  "acme_derivatives.yaml");
   const std::string code = read("src/autograd.cpp");

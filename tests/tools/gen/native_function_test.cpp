@@ -15,23 +15,9 @@ namespace {
 
 using opd::gen::load_native_functions;
 using opd::gen::LoadReport;
+using opd::gen::test::load_error;
 using opd::gen::test::TempYaml;
 using ::testing::HasSubstr;
-
-std::string load_error(const std::string& text, bool strict = true) {
-  TempYaml f(text);
-  LoadReport report;
-  try {
-    load_native_functions(f.path(), strict, &report);
-  } catch (const opd::Error& e) {
-    std::string msg = e.what();
-    // Errors start with "<path>:<line>: "; return them with the temporary path replaced.
-    EXPECT_EQ(msg.rfind(f.path() + ":", 0), 0u) << msg;
-    return "F" + msg.substr(f.path().size());
-  }
-  ADD_FAILURE() << "expected an error for:\n" << text;
-  return "";
-}
 
 TEST(NativeFunctions, OursLoadsStrictly) {
   LoadReport report;

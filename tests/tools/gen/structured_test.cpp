@@ -21,28 +21,12 @@ using opd::gen::load_native_functions;
 using opd::gen::LoadReport;
 using opd::gen::NativeFunction;
 using opd::gen::structured_groups;
+using opd::gen::test::load_error;
+using opd::gen::test::load_strict;
+using opd::gen::test::OutputDir;
 using opd::gen::test::TempYaml;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::vector<NativeFunction> load(const TempYaml& f) {
-  LoadReport report;
-  return load_native_functions(f.path(), /*strict=*/true, &report);
-}
-
-// The error loading `text` strictly, its temporary path replaced by "F".
-std::string load_error(const std::string& text) {
-  TempYaml f(text);
-  try {
-    load(f);
-  } catch (const opd::Error& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(msg.rfind(f.path() + ":", 0), 0u) << msg;
-    return "F" + msg.substr(f.path().size());
-  }
-  ADD_FAILURE() << "expected an error for:\n" << text;
-  return "";
-}
 
 constexpr const char* kOut =
     "- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)\n"
@@ -81,7 +65,7 @@ TEST(Structured, MetaNamesFollowTheOverload) {
       "    CPU: pow_Tensor_Scalar_out\n"
       "- func: pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor\n"
       "  structured_delegate: pow.Tensor_Scalar_out\n");
-  auto fs = load(f);
+  auto fs = load_strict(f);
   auto groups = structured_groups(fs, f.path());
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0].meta_name, "pow_Tensor_Scalar");
@@ -135,23 +119,13 @@ TEST(Structured, ErrorsNameFileLineAndOperator) {
 
 class EmitStructured : public ::testing::Test {
  protected:
-  EmitStructured()
-      : out_(std::filesystem::temp_directory_path() /
-             ("opd_gen_structured_test_" + std::to_string(::getpid()))) {}
-  ~EmitStructured() override { std::filesystem::remove_all(out_); }
-
   void emit(const std::string& yaml) {
     TempYaml f(yaml);
-    opd::gen::emit_native(load(f), {"fns.yaml", out_.string()});
+    opd::gen::emit_native(load_strict(f), {"fns.yaml", out_.path().string()});
   }
-  std::string read(const std::string& relative) const {
-    std::ifstream in(out_ / relative);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  std::string read(const std::string& relative) const { return out_.read(relative); }
 
-  std::filesystem::path out_;
+  OutputDir out_{"opd_gen_structured_test"};
 };
 
 // Per backend: the out=, functional and in-place kernels (meta function, impl, result); on Meta

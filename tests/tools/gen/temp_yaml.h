@@ -1,12 +1,18 @@
 #pragma once
 
-// A YAML file in the temporary folder for the generator's tests, removed with the object.
+// The generator's tests' files: a YAML file and an output folder in the temporary folder, each
+// removed with its object, and loading a YAML file.
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+
+#include "native_function.h"
+#include "opd/error.h"
 
 namespace opd::gen::test {
 
@@ -25,5 +31,46 @@ class TempYaml {
   static inline int counter_ = 0;
   std::filesystem::path path_;
 };
+
+// load_native_functions(f, strict), as for our YAML and a vendor's.
+inline std::vector<NativeFunction> load_strict(const TempYaml& f) {
+  LoadReport report;
+  return load_native_functions(f.path(), /*strict=*/true, &report);
+}
+
+// A folder for opd-gen's output in the temporary folder, removed with the object.
+class OutputDir {
+ public:
+  explicit OutputDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {}
+  ~OutputDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+  // The text of a file written there ("src/register_CPU.cpp"); empty if there is none.
+  std::string read(const std::string& relative) const {
+    std::ifstream in(path_ / relative);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The error load_native_functions throws for a file holding `text`, which must start with
+// "<path>:<line>: "; returned with that path replaced by "F" ("F:2: ...").
+inline std::string load_error(const std::string& text, bool strict = true) {
+  TempYaml f(text);
+  LoadReport report;
+  try {
+    load_native_functions(f.path(), strict, &report);
+  } catch (const opd::Error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(f.path() + ":", 0), 0u) << msg;
+    return "F" + msg.substr(f.path().size());
+  }
+  ADD_FAILURE() << "expected an error for:\n" << text;
+  return "";
+}
 
 }  // namespace opd::gen::test
