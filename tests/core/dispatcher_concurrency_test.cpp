@@ -380,6 +380,47 @@ TEST(DispatcherConcurrency, TogglingAPerOperatorFallthroughWhileDispatching) {
   Dispatcher::singleton().check_invariants();
 }
 
+// Note [Operator tags]: has_tag, tags() and dump_state read the tags of the definition while
+// a thread defines and undoes it (an impl keeps the operator entry): each read sees the tags
+// of the def or, with it undone, none, never another set.
+TEST(DispatcherConcurrency, ReadingTagsWhileTheDefComesAndGoes) {
+  Library impl(Library::FRAGMENT, "test_concurrency_tags");
+  impl.impl("tagged", DispatchKey::CPU, &kernel_one);
+  OperatorHandle op = *Dispatcher::singleton().find_op({"test_concurrency_tags::tagged", ""});
+  const TagSet tags{Tag::pointwise, Tag::core};
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> wrong{0}, saw_tags{0}, saw_none{0};
+  auto reader = [&](bool dump) {
+    while (!done.load(std::memory_order_acquire)) {
+      TagSet t = op.tags();
+      if (t != tags && !t.empty()) wrong.fetch_add(1);
+      if (op.has_tag(Tag::nondeterministic_seeded)) wrong.fetch_add(1);
+      if (dump) {
+        std::string text = op.dump_state();
+        bool shown = text.find("\ntags: core, pointwise\n") != std::string::npos;
+        if (!shown && text.find("\ntags:") != std::string::npos) wrong.fetch_add(1);
+      }
+      (t.empty() ? saw_none : saw_tags).fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  std::thread t1(reader, false), t2(reader, true);
+  int64_t defs = run_until(
+      2000,
+      [&](int64_t) {
+        Library def(Library::FRAGMENT, "test_concurrency_tags");
+        def.def("tagged(Tensor x) -> int", tags);
+      },
+      [&] { return saw_tags.load() > 0 && saw_none.load() > 0; });
+  done.store(true, std::memory_order_release);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(defs, 0);
+  EXPECT_GT(saw_tags.load(), 0) << "the defined state was never observed";
+  EXPECT_GT(saw_none.load(), 0) << "the undefined state was never observed";
+  Dispatcher::singleton().check_invariants();
+}
+
 // The missing-kernel error reads the kernel lists to print the table, while a third thread
 // registers and deregisters kernels on other keys of the same operator.
 TEST(DispatcherConcurrency, MissingKernelErrorWhileOtherKeysAreRegistered) {
