@@ -15,6 +15,7 @@
 #include <pybind11/complex.h>
 
 #include <complex>
+#include <memory>
 #include <vector>
 
 #include "opd/error.h"
@@ -32,13 +33,23 @@ PyTypeObject* tensor_type() {
 
 }  // namespace
 
+// Note [Fast pybind11 instances]: what type_caster_generic::cast and class_::init_instance do
+// for a new pointer, without their two type lookups and the search for an existing instance.
 py::object wrap(Tensor t) {
   if (!t.defined()) return py::none();
-  // py::cast would look the type up by its std::type_index on every call.
   static const py::detail::type_info* info = py::detail::get_type_info(typeid(Tensor));
-  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(
-      new Tensor(std::move(t)), py::return_value_policy::take_ownership, nullptr, info, nullptr,
-      nullptr, nullptr));
+  auto value = std::make_unique<Tensor>(std::move(t));
+  auto* inst = reinterpret_cast<py::detail::instance*>(py::detail::make_new_instance(info->type));
+  py::object obj = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(inst));
+  py::detail::value_and_holder v_h = inst->get_value_and_holder(info);
+  v_h.value_ptr() = value.get();
+  inst->owned = true;
+  py::detail::register_instance(inst, v_h.value_ptr(), info);
+  v_h.set_instance_registered();
+  new (std::addressof(v_h.holder<std::unique_ptr<Tensor>>()))
+      std::unique_ptr<Tensor>(std::move(value));
+  v_h.set_holder_constructed();
+  return obj;
 }
 
 const Tensor* unwrap(py::handle h) {

@@ -56,4 +56,27 @@ bool requires_grad_of(const Tensor& t);
 // Python's name of an object's type, as PyTorch's argument errors print it ("int", "str").
 std::string type_name(pybind11::handle h);
 
+// Note [Fast pybind11 instances]
+// pybind11 finds a bound class's type_info by its std::type_index, a hash of the mangled name,
+// each time it loads a `T&` argument or casts a new T to Python (and first searches the
+// registered instances for the pointer); on a small operator called from Python that is a
+// tenth of the call. wrap() and self_as() keep the type_info they need and use pybind11's
+// instance layout directly, as its own init_instance and loaders do. The classes involved have
+// one pybind11 base (pybind11's simple layout) and a std::unique_ptr holder.
+
+// The object `self` holds: an instance of T's bound class or of a Python subclass of it (as
+// opdispatch.ops.OpOverload of _C._OpOverload). TypeError "descriptor '<method>' requires a
+// '<class>' object but received '<type>'" otherwise, as CPython's for a method called on the
+// wrong object.
+template <class T>
+T& self_as(pybind11::handle self, const char* method) {
+  static PyTypeObject* type = pybind11::detail::get_type_info(typeid(T))->type;
+  if (!PyObject_TypeCheck(self.ptr(), type)) [[unlikely]] {
+    throw pybind11::type_error(std::string("descriptor '") + method + "' requires a '" +
+                               type->tp_name + "' object but received '" + type_name(self) + "'");
+  }
+  auto* inst = reinterpret_cast<pybind11::detail::instance*>(self.ptr());
+  return *static_cast<T*>(inst->get_value_and_holder().value_ptr());
+}
+
 }  // namespace opd::python

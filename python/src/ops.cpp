@@ -300,24 +300,34 @@ void bind_ops(py::module_& m) {
       "parse_schema", [](const std::string& text) { return parse_schema(text); },
       py::arg("schema"));
 
-  // Subclassed by opdispatch.ops' OpOverloadPacket and OpOverload: a call reaches C++ without a
-  // Python frame.
   // opdispatch.Tag, as torch.Tag (Note [Operator tags]).
   py::enum_<Tag> tag(m, "Tag", py::module_local());
   for (size_t i = 0; i < kTagNames.size(); ++i) {
     tag.value(std::string(kTagNames[i]).c_str(), static_cast<Tag>(i));
   }
 
+  // Subclassed by opdispatch.ops' OpOverloadPacket and OpOverload: a call reaches C++ without a
+  // Python frame, and finds its object without a type lookup (Note [Fast pybind11 instances]).
+
   py::class_<OpPacket>(m, "_OpPacket", py::module_local())
       .def(py::init<std::string, std::string>())
       .def("overloads", &OpPacket::overload_names)
-      .def("__call__", &OpPacket::call)
-      .def("_call_method", &OpPacket::call_method);
+      .def("__call__",
+           [](py::handle self, py::args args, py::kwargs kwargs) {
+             return self_as<OpPacket>(self, "__call__").call(std::move(args), std::move(kwargs));
+           })
+      .def("_call_method", [](py::handle self, py::args args, py::kwargs kwargs) {
+        return self_as<OpPacket>(self, "_call_method")
+            .call_method(std::move(args), std::move(kwargs));
+      });
   py::class_<OpOverload>(m, "_OpOverload", py::module_local())
       .def(py::init<const std::string&>())
       .def_property_readonly("schema", &OpOverload::schema)
       .def_property_readonly("tags", &OpOverload::tags)
-      .def("__call__", &OpOverload::call)
+      .def("__call__",
+           [](py::handle self, py::args args, py::kwargs kwargs) {
+             return self_as<OpOverload>(self, "__call__").call(std::move(args), std::move(kwargs));
+           })
       .def("redispatch", &OpOverload::redispatch)
       .def("has_kernel_for_dispatch_key", &OpOverload::has_kernel_for_dispatch_key);
 

@@ -76,6 +76,21 @@ def test_module_functions_are_the_aten_packets():
     assert opd.relu(x).tolist() == [1.0, 0.0]
 
 
+def test_calls_find_their_object_without_pybind11s_lookup_and_check_it():
+    # Note [Fast pybind11 instances]: __call__ and _call_method take the object directly; on
+    # anything else they raise CPython's text for a method called on the wrong object.
+    x, y = opd.ones(2), opd.ones(2)
+    assert ops.aten.add.Tensor(x, y).tolist() == [2.0, 2.0]
+    assert ops.aten.add(x, y).tolist() == [2.0, 2.0]
+    assert x.add(y).tolist() == [2.0, 2.0]
+    with pytest.raises(TypeError, match=r"^descriptor '__call__' requires a "
+                       r"'opdispatch\._C\._OpOverload' object but received 'int'$"):
+        opd._C._OpOverload.__call__(5, x, y)
+    with pytest.raises(TypeError, match=r"^descriptor '_call_method' requires a "
+                       r"'opdispatch\._C\._OpPacket' object but received 'str'$"):
+        opd._C._OpPacket._call_method("add", x, y)
+
+
 def test_a_number_resolves_to_the_scalar_overload():
     x = opd.tensor([1.0, 2.0])
     with opd.trace() as t:
