@@ -30,6 +30,11 @@ std::string registration(const NativeFunction& f, const std::string& fn, const E
                      o.yaml_display_name, impl_name(f.schema), fn);
 }
 
+// "first, rest", or "first" alone: an operator may have no argument but `out`.
+std::string after(const std::string& first, const std::string& rest) {
+  return rest.empty() ? first : first + ", " + rest;
+}
+
 // Every parameter of the structured operator but `out`, its last.
 std::vector<Param> inputs_of(const StructuredGroup& g) {
   std::vector<Param> params = cpp_params(g.out->schema);
@@ -48,9 +53,9 @@ std::string structured_kernel(const StructuredGroup& g, const NativeFunction& v,
   const std::string written = &v == g.out  ? cpp_name(s.arguments().back().name())
                               : functional ? std::string()
                                            : cpp_name(s.arguments()[0].name());
-  std::string body = fmt::format("  common::TensorIterator iter = meta::{}({}, {});\n", g.meta_name,
-                                 functional ? "Tensor()" : written, inputs);
-  if (!impl.empty()) body += fmt::format("  native::{}(iter, {});\n", impl, inputs);
+  std::string body = fmt::format("  common::TensorIterator iter = meta::{}({});\n", g.meta_name,
+                                 after(functional ? "Tensor()" : written, inputs));
+  if (!impl.empty()) body += fmt::format("  native::{}({});\n", impl, after("iter", inputs));
   body += functional ? "  return std::move(iter).output();\n"
                      : fmt::format("  {0}.bump_version();\n  return {0};\n", written);
   return fmt::format("{} structured_{}({}) {{\n{}}}\n", cpp_return_type(s), unique_name(s),
@@ -70,19 +75,19 @@ void add_structured(const StructuredGroup& g, std::map<std::string, KeyCode>& by
   // The meta function takes `out` first: the output given to the iterator, or undefined.
   meta_decls +=
       source_comment(*g.out, o) +
-      fmt::format("common::TensorIterator {}(const Tensor& {}, {});\n", g.meta_name,
-                  cpp_name(g.out->schema.arguments().back().name()), param_list(inputs, false));
+      fmt::format("common::TensorIterator {}({});\n", g.meta_name,
+                  after("const Tensor& " + cpp_name(g.out->schema.arguments().back().name()),
+                        param_list(inputs, false)));
   std::vector<std::pair<std::string, std::string>> keys = g.out->dispatch;
   keys.emplace_back("Meta", "");  // no impl: the meta function is the whole kernel
   for (const auto& [key, impl] : keys) {
     KeyCode& code = by_key[key];
     code.structured = true;
     if (!impl.empty()) {
-      code.decls += source_comment(*g.out, o) +
-                    fmt::format(
-                        "// (structured: computes into iter's output)\nvoid {}(const "
-                        "common::TensorIterator& iter, {});\n",
-                        impl, param_list(inputs, false));
+      code.decls +=
+          source_comment(*g.out, o) +
+          fmt::format("// (structured: computes into iter's output)\nvoid {}({});\n", impl,
+                      after("const common::TensorIterator& iter", param_list(inputs, false)));
     }
     std::vector<const NativeFunction*> variants = {g.out};
     variants.insert(variants.end(), g.delegates.begin(), g.delegates.end());

@@ -188,4 +188,21 @@ TEST_F(EmitStructured, ADelegatesOwnKernelWinsForItsKey) {
               HasSubstr("m.impl(\"add.Tensor\", OPD_FN(structured_add_Tensor));"));
 }
 
+// An operator with no argument but `out`: no stray commas.
+TEST_F(EmitStructured, AnOperatorWithOnlyItsOutArgument) {
+  emit(
+      "- func: one.out(*, Tensor(a!) out) -> Tensor(a!)\n"
+      "  structured: True\n  dispatch:\n    CPU: one_out\n"
+      "- func: one() -> Tensor\n  structured_delegate: one.out\n");
+  EXPECT_THAT(read("include/opd/native/meta_functions.h"),
+              HasSubstr("common::TensorIterator one(const Tensor& out);\n"));
+  EXPECT_THAT(read("include/opd/native/CPU.h"),
+              HasSubstr("void one_out(const common::TensorIterator& iter);\n"));
+  EXPECT_THAT(read("src/register_CPU.cpp"),
+              HasSubstr("Tensor structured_one() {\n"
+                        "  common::TensorIterator iter = meta::one(Tensor());\n"
+                        "  native::one_out(iter);\n"
+                        "  return std::move(iter).output();\n}\n"));
+}
+
 }  // namespace
