@@ -38,10 +38,10 @@ Scalar negated(const Scalar& s);
 // the `~` or `logical_not()` operator instead."; div is true division (integral and bool inputs
 // compute in Float).
 //
-// The checks those of add, sub and mul make once the iterator is built, for a kernel that knows
-// the iterator's outcome without building one: two operands of `dtype` on `device` that need no
-// broadcasting, promotion or conversion (Note [Same-shape fast path] in the CPU plugin). Same
-// errors, same order; sub's operand checks come first, as in opd::meta::sub.
+// The checks the meta functions of add, sub and mul make once the iterator is built, for a kernel
+// that knows the iterator's outcome without building one: two operands of `dtype` on `device` that
+// need no broadcasting, promotion or conversion (Note [Same-shape fast path] in the CPU plugin).
+// Same errors, same order; sub's operand checks come first, as in opd::meta::sub.
 void check_add(const Device& device, ScalarType dtype, const Scalar& alpha);
 void check_sub_operands(const Tensor& self, const Tensor& other);
 void check_sub(const Device& device, ScalarType dtype, const Scalar& alpha);

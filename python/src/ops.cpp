@@ -210,12 +210,7 @@ class OpOverload {
   // The definition's tags, in opd::Tag's order (torch's OpOverload.tags).
   std::vector<Tag> tags() {
     detail::CallScope scope;
-    TagSet set = handle().tags();
-    std::vector<Tag> out;
-    for (size_t i = 0; i < kTagNames.size(); ++i) {
-      if (set.has(static_cast<Tag>(i))) out.push_back(static_cast<Tag>(i));
-    }
-    return out;
+    return handle().tags().list();
   }
   bool has_kernel_for_dispatch_key(const std::string& key) {
     detail::CallScope scope;
@@ -308,7 +303,6 @@ void bind_ops(py::module_& m) {
 
   // Subclassed by opdispatch.ops' OpOverloadPacket and OpOverload: a call reaches C++ without a
   // Python frame, and finds its object without a type lookup (Note [Fast pybind11 instances]).
-
   py::class_<OpPacket>(m, "_OpPacket", py::module_local())
       .def(py::init<std::string, std::string>())
       .def("overloads", &OpPacket::overload_names)

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace opd {
 namespace {
 
@@ -37,6 +39,8 @@ TEST(TagSet, HoldsTagsAndPrintsThemInOrder) {
   EXPECT_TRUE(s.has(Tag::pointwise));
   EXPECT_FALSE(s.has(Tag::view_copy));
   EXPECT_EQ(to_string(s), "core, pointwise");
+  EXPECT_EQ(s.list(), (std::vector<Tag>{Tag::core, Tag::pointwise}));
+  EXPECT_TRUE(none.list().empty());
   s.add(Tag::view_copy);
   EXPECT_EQ(to_string(s), "core, pointwise, view_copy");
   EXPECT_EQ(TagSet::from_raw(s.raw()), s);

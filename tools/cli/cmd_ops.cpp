@@ -13,9 +13,7 @@ namespace {
 // The operator's tags by name, for --json (Note [Operator tags]).
 nlohmann::json tag_names(const OperatorHandle& op) {
   nlohmann::json out = nlohmann::json::array();
-  for (size_t i = 0; i < kTagNames.size(); ++i) {
-    if (op.has_tag(static_cast<Tag>(i))) out.push_back(kTagNames[i]);
-  }
+  for (Tag t : op.tags().list()) out.push_back(to_string(t));
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace opd {
 
@@ -70,6 +71,14 @@ class TagSet {
   constexpr bool empty() const { return bits_ == 0; }
   constexpr uint32_t raw() const { return bits_; }
   constexpr bool operator==(const TagSet&) const = default;
+  // The tags in the enum's order.
+  std::vector<Tag> list() const {
+    std::vector<Tag> out;
+    for (size_t i = 0; i < kTagNames.size(); ++i) {
+      if (has(static_cast<Tag>(i))) out.push_back(static_cast<Tag>(i));
+    }
+    return out;
+  }
 
  private:
   uint32_t bits_ = 0;
@@ -77,10 +86,9 @@ class TagSet {
 // "inplace_view, pointwise": the tags in the enum's order.
 inline std::string to_string(TagSet tags) {
   std::string out;
-  for (size_t i = 0; i < kTagNames.size(); ++i) {
-    if (!tags.has(static_cast<Tag>(i))) continue;
+  for (Tag t : tags.list()) {
     if (!out.empty()) out += ", ";
-    out += kTagNames[i];
+    out += to_string(t);
   }
   return out;
 }
