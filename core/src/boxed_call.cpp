@@ -112,6 +112,27 @@ DispatchKeySet key_set_of(const IValue& v, const Type* declared) {
   return ks;
 }
 
+// Whether a value that matches `t` can bring dispatch keys: the scalar-like kinds cannot.
+bool brings_keys(const Type& t) {
+  switch (t.kind()) {
+    case TypeKind::Int:
+    case TypeKind::SymInt:
+    case TypeKind::DeviceIndex:
+    case TypeKind::Float:
+    case TypeKind::Bool:
+    case TypeKind::Complex:
+    case TypeKind::Scalar:
+    case TypeKind::Str:
+    case TypeKind::Dimname:
+    case TypeKind::ScalarType:
+    case TypeKind::Layout:
+    case TypeKind::MemoryFormat:
+      return false;
+    default:
+      return true;
+  }
+}
+
 [[noreturn, gnu::cold]] void throw_argument_count(const FunctionSchema& s, size_t held) {
   const size_t n = s.arguments().size();
   throw TypeError(
@@ -152,9 +173,16 @@ DispatchKeySet check_arguments_and_collect_keys(const OperatorEntry& op, const S
   for (size_t i = 0; i < args.size(); ++i) {
     const IValue& v = base[i];
     const Type& t = *args[i].type();
+    // A Tensor, the common case, is checked and read without the general walk.
+    if (t.kind() == TypeKind::Tensor) {
+      if (!v.is_tensor()) [[unlikely]]
+        throw_argument_type(*s, i, v);
+      ks = ks | v.to_tensor().key_set();
+      continue;
+    }
     if (!matches(v, t)) [[unlikely]]
       throw_argument_type(*s, i, v);
-    ks = ks | key_set_of(v, &t);
+    if (brings_keys(t)) ks = ks | key_set_of(v, &t);
   }
   return ks;
 }

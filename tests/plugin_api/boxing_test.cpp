@@ -498,5 +498,33 @@ TEST(KernelFunctionTypes, ManyArgumentsOfMixedTypes) {
   EXPECT_EQ(s[0], IValue("3 1 2.5 false t 4 0 other"));
 }
 
+// The results replace the arguments, which are the top of the stack; what lies below them is
+// the caller's and stays, whether the kernel returns fewer values than it takes or more.
+TEST(KernelFunctionTypes, ResultsReplaceOnlyTheArguments) {
+  Library lib(Library::FRAGMENT, "test_kernel_fn_t_slots");
+  lib.def("fewer(Tensor a, Tensor b, int c) -> Tensor",
+          [](const Tensor&, const Tensor& b, int64_t) { return b; });
+  lib.def("more(int a) -> (int, int, int)",
+          [](int64_t a) { return std::tuple<int64_t, int64_t, int64_t>(a, a + 1, a + 2); });
+  float buf[4] = {};
+  Tensor a = from_blob(buf, {2}, kFloat);
+  Tensor b = from_blob(buf + 2, {2}, kFloat);
+
+  Stack s{"below", a, b, int64_t{3}};
+  op("test_kernel_fn_t_slots::fewer").call_boxed(&s);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0], IValue("below"));
+  EXPECT_TRUE(s[1].to_tensor().is_same(b));
+  EXPECT_EQ(a.use_count(), 1u) << "the argument the kernel did not return is released";
+
+  Stack t{"below", int64_t{5}};
+  op("test_kernel_fn_t_slots::more").call_boxed(&t);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0], IValue("below"));
+  EXPECT_EQ(t[1], IValue(int64_t{5}));
+  EXPECT_EQ(t[2], IValue(int64_t{6}));
+  EXPECT_EQ(t[3], IValue(int64_t{7}));
+}
+
 }  // namespace
 }  // namespace opd

@@ -266,8 +266,16 @@ void call_unboxed_from_boxed(Fn&& fn, const OperatorHandle& op, Stack* stack) {
     // Box the results before the arguments they may refer to (a Tensor& argument, a
     // std::string_view or span into an argument) leave the stack.
     auto results = box_results<Ret>(call(std::index_sequence_for<Args...>{}));
-    stack->resize(stack->size() - n);
-    for (IValue& v : results) stack->push_back(std::move(v));
+    constexpr size_t k = std::tuple_size_v<decltype(results)>;
+    if constexpr (k <= n) {
+      // The results take the first argument slots; the stack only shrinks, so nothing is
+      // reallocated and no push is made.
+      for (size_t i = 0; i < k; ++i) base[i] = std::move(results[i]);
+      stack->resize(stack->size() - (n - k));
+    } else {
+      stack->resize(stack->size() - n);
+      for (IValue& v : results) stack->push_back(std::move(v));
+    }
   }
 }
 
