@@ -101,14 +101,25 @@ std::optional<Scalar> as_scalar(py::handle h) {
     return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   }
   if (unwrap(h) != nullptr) return std::nullopt;
-  // numpy's scalars: integers have __index__, floats __float__ (np.bool_ has neither).
+  // numpy's scalars (np.float32(2), np.int64, np.bool_, np.complex64): not sequences, as its
+  // arrays are, and their dtype's kind says which Scalar each is (np.bool_'s deprecated
+  // __index__ would make it an int).
+  if (!PySequence_Check(o) && py::hasattr(h, "dtype")) {
+    py::object kind = py::getattr(h.attr("dtype"), "kind", py::none());
+    if (py::isinstance<py::str>(kind)) {
+      std::string k = kind.cast<std::string>();
+      if (k == "b") return Scalar(PyObject_IsTrue(o) == 1);
+      if (k == "f") return Scalar(h.cast<double>());
+      if (k == "c") return Scalar(h.cast<std::complex<double>>());
+    }
+  }
+  // Integers of other kinds (numpy's among them) have __index__; so have numpy's arrays, whose
+  // __index__ refuses any but a one-element integer array.
   if (PyIndex_Check(o)) {
     py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(o));
-    if (!i) throw py::error_already_set();
-    return as_scalar(i);
-  }
-  if (py::hasattr(h, "dtype") && py::hasattr(h, "__float__") && !py::hasattr(h, "shape")) {
-    return Scalar(h.cast<double>());
+    if (i) return as_scalar(i);
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
   }
   return std::nullopt;
 }

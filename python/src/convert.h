@@ -66,14 +66,14 @@ std::string type_name(pybind11::handle h);
 
 // The object `self` holds: an instance of T's bound class or of a Python subclass of it (as
 // opdispatch.ops.OpOverload of _C._OpOverload). TypeError "descriptor '<method>' requires a
-// '<class>' object but received '<type>'" otherwise, as CPython's for a method called on the
+// '<class>' object but received a '<type>'" otherwise, as CPython's for a method called on the
 // wrong object.
 template <class T>
 T& self_as(pybind11::handle self, const char* method) {
   static PyTypeObject* type = pybind11::detail::get_type_info(typeid(T))->type;
   if (!PyObject_TypeCheck(self.ptr(), type)) [[unlikely]] {
     throw pybind11::type_error(std::string("descriptor '") + method + "' requires a '" +
-                               type->tp_name + "' object but received '" + type_name(self) + "'");
+                               type->tp_name + "' object but received a '" + type_name(self) + "'");
   }
   auto* inst = reinterpret_cast<pybind11::detail::instance*>(self.ptr());
   return *static_cast<T*>(inst->get_value_and_holder().value_ptr());

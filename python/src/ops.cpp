@@ -18,6 +18,7 @@
 #include "default_device.h"
 #include "eval_binding.h"
 #include "opd/function_schema.h"
+#include "slots.h"
 
 namespace py = pybind11;
 namespace eval = opd::cli::eval;
@@ -51,11 +52,17 @@ class SchemaGeneration final : public OpRegistrationListener {
 uint64_t schema_generation() { return g_schema_generation.load(std::memory_order_acquire); }
 
 // The Python object passed for schema argument `index`, if it was passed.
-py::object argument_object(const FunctionSchema& schema, size_t index, const py::args& args,
-                           const py::kwargs& kwargs) {
-  if (index < args.size()) return args[index];
-  const std::string& name = schema.arguments()[index].name();
-  if (kwargs.contains(name.c_str())) return kwargs[name.c_str()];
+py::object argument_object(const FunctionSchema& schema, size_t index, py::handle args,
+                           py::handle kwargs) {
+  if (index < static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()))) {
+    return py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(args.ptr(), index));
+  }
+  if (kwargs) {
+    const std::string& name = schema.arguments()[index].name();
+    if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), name.c_str())) {
+      return py::reinterpret_borrow<py::object>(v);
+    }
+  }
   return py::none();
 }
 
@@ -72,8 +79,8 @@ py::object named_tuple(const FunctionSchema& schema, py::tuple values) {
 }
 
 // The results of a call, left on `stack` by the kernel.
-py::object call_result(const FunctionSchema& schema, Stack stack, const py::args& args,
-                       const py::kwargs& kwargs) {
+py::object call_result(const FunctionSchema& schema, Stack stack, py::handle args,
+                       py::handle kwargs) {
   const auto& returns = schema.returns();
   auto result = [&](size_t i) -> py::object {
     if (const AliasInfo* alias = returns[i].alias_info(); alias && alias->is_write) {
@@ -145,19 +152,19 @@ class OpPacket {
     return out;
   }
 
-  py::object call(py::args args, py::kwargs kwargs) {
+  // `args`: a tuple; `kwargs`: a dict or null.
+  py::object call(py::handle args, py::handle kwargs) {
     detail::CallScope scope;
     std::vector<OperatorHandle> handles = overloads();  // this call's own copy
     OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
-    return call_overloads(handles, name_, std::move(args), std::move(kwargs));
+    return call_overloads(handles, name_, args, kwargs);
   }
   // x.name(...): args[0] is x.
-  py::object call_method(py::args args, py::kwargs kwargs) {
+  py::object call_method(py::handle args, py::handle kwargs) {
     detail::CallScope scope;
     std::vector<OperatorHandle> handles = overloads();
     OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
-    return call_overloads(handles, name_, std::move(args), std::move(kwargs), std::nullopt,
-                          /*self_bound=*/true);
+    return call_overloads(handles, name_, args, kwargs, std::nullopt, /*self_bound=*/true);
   }
 
  private:
@@ -191,15 +198,16 @@ class OpOverload {
     return *handle_;
   }
 
-  py::object call(py::args args, py::kwargs kwargs) {
+  // `args`: a tuple; `kwargs`: a dict or null.
+  py::object call(py::handle args, py::handle kwargs) {
     detail::CallScope scope;
     OperatorHandle h = handle();
-    return call_overloads({&h, 1}, display_, std::move(args), std::move(kwargs));
+    return call_overloads({&h, 1}, display_, args, kwargs);
   }
-  py::object redispatch(DispatchKeySet keys, py::args args, py::kwargs kwargs) {
+  py::object redispatch(DispatchKeySet keys, const py::args& args, const py::kwargs& kwargs) {
     detail::CallScope scope;
     OperatorHandle h = handle();
-    return call_overloads({&h, 1}, display_, std::move(args), std::move(kwargs), keys);
+    return call_overloads({&h, 1}, display_, args, kwargs, keys);
   }
   FunctionSchema schema() {
     detail::CallScope scope;
@@ -227,16 +235,29 @@ class OpOverload {
   std::optional<OperatorHandle> handle_;
 };
 
+// The tp_call of OpPacket's and OpOverload's classes: `self` is an instance (CPython checks).
+template <class Op>
+PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) noexcept {
+  return slot_call([&] { return self_as<Op>(self, "__call__").call(args, kwargs); });
+}
+
 }  // namespace
 
 py::object call_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
-                          py::args args, py::kwargs kwargs, std::optional<DispatchKeySet> keys,
+                          py::handle args, py::handle kwargs, std::optional<DispatchKeySet> keys,
                           bool self_bound) {
   eval::CallArgs call_args;
   call_args.self_bound = self_bound;
-  call_args.positional.reserve(args.size());
-  for (py::handle a : args) call_args.positional.push_back(to_ivalue(a));
-  for (auto [k, v] : kwargs) call_args.keywords.emplace_back(k.cast<std::string>(), to_ivalue(v));
+  Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
+  call_args.positional.reserve(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    call_args.positional.push_back(to_ivalue(PyTuple_GET_ITEM(args.ptr(), i)));
+  }
+  if (kwargs) {
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(kwargs)) {
+      call_args.keywords.emplace_back(k.cast<std::string>(), to_ivalue(v));
+    }
+  }
   eval::FactoryDefaults defaults;
   defaults.device = default_device();
   std::optional<eval::BoundCall> bound;
@@ -303,25 +324,23 @@ void bind_ops(py::module_& m) {
 
   // Subclassed by opdispatch.ops' OpOverloadPacket and OpOverload: a call reaches C++ without a
   // Python frame, and finds its object without a type lookup (Note [Fast pybind11 instances]).
-  py::class_<OpPacket>(m, "_OpPacket", py::module_local())
+  // __call__ is the types' tp_call slot (Note [Type slots]).
+  py::class_<OpPacket>(m, "_OpPacket", py::module_local(),
+                       py::custom_type_setup([](PyHeapTypeObject* type) {
+                         type->ht_type.tp_call = &call_slot<OpPacket>;
+                       }))
       .def(py::init<std::string, std::string>())
       .def("overloads", &OpPacket::overload_names)
-      .def("__call__",
-           [](py::handle self, py::args args, py::kwargs kwargs) {
-             return self_as<OpPacket>(self, "__call__").call(std::move(args), std::move(kwargs));
-           })
-      .def("_call_method", [](py::handle self, py::args args, py::kwargs kwargs) {
-        return self_as<OpPacket>(self, "_call_method")
-            .call_method(std::move(args), std::move(kwargs));
+      .def("_call_method", [](py::handle self, const py::args& args, const py::kwargs& kwargs) {
+        return self_as<OpPacket>(self, "_call_method").call_method(args, kwargs);
       });
-  py::class_<OpOverload>(m, "_OpOverload", py::module_local())
+  py::class_<OpOverload>(m, "_OpOverload", py::module_local(),
+                         py::custom_type_setup([](PyHeapTypeObject* type) {
+                           type->ht_type.tp_call = &call_slot<OpOverload>;
+                         }))
       .def(py::init<const std::string&>())
       .def_property_readonly("schema", &OpOverload::schema)
       .def_property_readonly("tags", &OpOverload::tags)
-      .def("__call__",
-           [](py::handle self, py::args args, py::kwargs kwargs) {
-             return self_as<OpOverload>(self, "__call__").call(std::move(args), std::move(kwargs));
-           })
       .def("redispatch", &OpOverload::redispatch)
       .def("has_kernel_for_dispatch_key", &OpOverload::has_kernel_for_dispatch_key);
 

@@ -2,7 +2,8 @@
 // dispatch); every operator is called with the GIL released (Note [The GIL and the
 // dispatcher's locks] in module.cpp). The arithmetic dunders call the typed API directly, one
 // function per dunder that switches on the other operand (Tensor, Python number, or
-// NotImplemented), as torch's; methods not bound here are the schemas' (opdispatch/_tensor.py).
+// NotImplemented), as torch's; + - * / are number slots (Note [Type slots]). Methods not bound
+// here are the schemas' (opdispatch/_tensor.py).
 // As torch's Python bindings, a number operand of + - * / is a wrapped number passed to the
 // .Tensor overload (so `x + 1` records AddBackward0), while ** and the comparisons take the
 // .Scalar overloads.
@@ -25,6 +26,7 @@
 #include "opd/autograd.h"
 #include "opd/generator.h"
 #include "opd/ops.h"
+#include "slots.h"
 
 namespace py = pybind11;
 namespace eval = opd::cli::eval;
@@ -76,6 +78,75 @@ py::object inplace(py::handle self_obj, py::handle other, TensorFn on_tensor, Sc
     return py::reinterpret_borrow<py::object>(Py_NotImplemented);
   }
   return py::reinterpret_borrow<py::object>(self_obj);
+}
+
+// One arithmetic operator as the number slots serve it (Note [Type slots]): `Op::tensor` and
+// `Op::scalar` compute self op other, `Op::reflected(self, s)` computes s op self, `Op::inplace`
+// and `Op::inplace_scalar` self op= other.
+template <class Op>
+struct NumberSlots {
+  // a op b, called for a's type or b's: b.__radd__(a) when only `b` is a tensor.
+  static PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
+    return slot_call([&] {
+      if (unwrap(a) || !unwrap(b)) return binary(a, b, Op::tensor, Op::scalar);
+      return binary(
+          b, a, [](const Tensor& self, const Tensor& other) { return Op::tensor(other, self); },
+          Op::reflected);
+    });
+  }
+  static PyObject* inplace_slot(PyObject* a, PyObject* b) noexcept {
+    return slot_call([&] { return inplace(a, b, Op::inplace, Op::inplace_scalar); });
+  }
+};
+
+struct Add {
+  static Tensor tensor(const Tensor& x, const Tensor& y) { return opd::add(x, y); }
+  static Tensor scalar(const Tensor& x, const Scalar& s) { return opd::add(x, wrapped_number(s)); }
+  static Tensor reflected(const Tensor& x, const Scalar& s) {
+    return opd::add(x, wrapped_number(s));
+  }
+  static void inplace(const Tensor& x, const Tensor& y) { x.add_(y); }
+  static void inplace_scalar(const Tensor& x, const Scalar& s) { x.add_(wrapped_number(s)); }
+};
+struct Sub {
+  static Tensor tensor(const Tensor& x, const Tensor& y) { return opd::sub(x, y); }
+  static Tensor scalar(const Tensor& x, const Scalar& s) { return opd::sub(x, wrapped_number(s)); }
+  static Tensor reflected(const Tensor& x, const Scalar& s) {
+    return opd::sub(wrapped_number(s), x);
+  }
+  static void inplace(const Tensor& x, const Tensor& y) { x.sub_(y); }
+  static void inplace_scalar(const Tensor& x, const Scalar& s) { x.sub_(wrapped_number(s)); }
+};
+struct Mul {
+  static Tensor tensor(const Tensor& x, const Tensor& y) { return opd::mul(x, y); }
+  static Tensor scalar(const Tensor& x, const Scalar& s) { return opd::mul(x, wrapped_number(s)); }
+  static Tensor reflected(const Tensor& x, const Scalar& s) {
+    return opd::mul(x, wrapped_number(s));
+  }
+  static void inplace(const Tensor& x, const Tensor& y) { x.mul_(y); }
+  static void inplace_scalar(const Tensor& x, const Scalar& s) { x.mul_(wrapped_number(s)); }
+};
+struct Div {
+  static Tensor tensor(const Tensor& x, const Tensor& y) { return opd::div(x, y); }
+  static Tensor scalar(const Tensor& x, const Scalar& s) { return opd::div(x, wrapped_number(s)); }
+  static Tensor reflected(const Tensor& x, const Scalar& s) {
+    return opd::div(wrapped_number(s), x);
+  }
+  static void inplace(const Tensor& x, const Tensor& y) { x.div_(y); }
+  static void inplace_scalar(const Tensor& x, const Scalar& s) { x.div_(wrapped_number(s)); }
+};
+
+// Before PyType_Ready (Note [Type slots]).
+void set_number_slots(PyHeapTypeObject* type) {
+  PyNumberMethods& n = type->as_number;
+  n.nb_add = &NumberSlots<Add>::binary_slot;
+  n.nb_inplace_add = &NumberSlots<Add>::inplace_slot;
+  n.nb_subtract = &NumberSlots<Sub>::binary_slot;
+  n.nb_inplace_subtract = &NumberSlots<Sub>::inplace_slot;
+  n.nb_multiply = &NumberSlots<Mul>::binary_slot;
+  n.nb_inplace_multiply = &NumberSlots<Mul>::inplace_slot;
+  n.nb_true_divide = &NumberSlots<Div>::binary_slot;
+  n.nb_inplace_true_divide = &NumberSlots<Div>::inplace_slot;
 }
 
 py::object scalar_to_python(const Scalar& s) {
@@ -150,7 +221,7 @@ void bind_tensor(py::module_& m) {
       .def("name", [](const GradFn& g) { return g.name; })
       .def("__repr__", [](const GradFn& g) { return "<" + g.name + " object>"; });
 
-  py::class_<Tensor> cls(m, "Tensor", py::module_local());
+  py::class_<Tensor> cls(m, "Tensor", py::module_local(), py::custom_type_setup(&set_number_slots));
   // Python's own messages ("unsupported operand type(s) for +: 'Tensor' and 'str'") name a type
   // by tp_name, which pybind11 sets to "opdispatch._C.Tensor"; torch's say 'Tensor'.
   reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_name = "Tensor";
@@ -211,79 +282,8 @@ void bind_tensor(py::module_& m) {
              OPD_CHECK_T(TypeError, t.dim() > 0, "len() of a 0-d tensor");
              return t.size(0);
            })
-      // Arithmetic, with torch's operand rules.
-      .def("__add__",
-           [](py::handle a, py::handle b) {
-             return binary(
-                 a, b, [](const Tensor& x, const Tensor& y) { return opd::add(x, y); },
-                 [](const Tensor& x, const Scalar& s) { return opd::add(x, wrapped_number(s)); });
-           })
-      .def("__radd__",
-           [](py::handle a, py::handle b) {
-             return binary(
-                 a, b, [](const Tensor& x, const Tensor& y) { return opd::add(y, x); },
-                 [](const Tensor& x, const Scalar& s) { return opd::add(x, wrapped_number(s)); });
-           })
-      .def("__iadd__",
-           [](py::handle a, py::handle b) {
-             return inplace(
-                 a, b, [](const Tensor& x, const Tensor& y) { x.add_(y); },
-                 [](const Tensor& x, const Scalar& s) { x.add_(wrapped_number(s)); });
-           })
-      .def("__sub__",
-           [](py::handle a, py::handle b) {
-             return binary(
-                 a, b, [](const Tensor& x, const Tensor& y) { return opd::sub(x, y); },
-                 [](const Tensor& x, const Scalar& s) { return opd::sub(x, wrapped_number(s)); });
-           })
-      .def("__rsub__",
-           [](py::handle a, py::handle b) {
-             return binary(
-                 a, b, [](const Tensor& x, const Tensor& y) { return opd::sub(y, x); },
-                 [](const Tensor& x, const Scalar& s) { return opd::sub(wrapped_number(s), x); });
-           })
-      .def("__isub__",
-           [](py::handle a, py::handle b) {
-             return inplace(
-                 a, b, [](const Tensor& x, const Tensor& y) { x.sub_(y); },
-                 [](const Tensor& x, const Scalar& s) { x.sub_(wrapped_number(s)); });
-           })
-      .def("__mul__",
-           [](py::handle a, py::handle b) {
-             return binary(
-                 a, b, [](const Tensor& x, const Tensor& y) { return opd::mul(x, y); },
-                 [](const Tensor& x, const Scalar& s) { return opd::mul(x, wrapped_number(s)); });
-           })
-      .def("__rmul__",
-           [](py::handle a, py::handle b) {
-             return binary(
-                 a, b, [](const Tensor& x, const Tensor& y) { return opd::mul(y, x); },
-                 [](const Tensor& x, const Scalar& s) { return opd::mul(x, wrapped_number(s)); });
-           })
-      .def("__imul__",
-           [](py::handle a, py::handle b) {
-             return inplace(
-                 a, b, [](const Tensor& x, const Tensor& y) { x.mul_(y); },
-                 [](const Tensor& x, const Scalar& s) { x.mul_(wrapped_number(s)); });
-           })
-      .def("__truediv__",
-           [](py::handle a, py::handle b) {
-             return binary(
-                 a, b, [](const Tensor& x, const Tensor& y) { return opd::div(x, y); },
-                 [](const Tensor& x, const Scalar& s) { return opd::div(x, wrapped_number(s)); });
-           })
-      .def("__rtruediv__",
-           [](py::handle a, py::handle b) {
-             return binary(
-                 a, b, [](const Tensor& x, const Tensor& y) { return opd::div(y, x); },
-                 [](const Tensor& x, const Scalar& s) { return opd::div(wrapped_number(s), x); });
-           })
-      .def("__itruediv__",
-           [](py::handle a, py::handle b) {
-             return inplace(
-                 a, b, [](const Tensor& x, const Tensor& y) { x.div_(y); },
-                 [](const Tensor& x, const Scalar& s) { x.div_(wrapped_number(s)); });
-           })
+      // Arithmetic, with torch's operand rules: + - * / and their in-place forms are the
+      // type's number slots (Note [Type slots]), set in bind_tensor's custom_type_setup.
       .def("__pow__",
            [](py::handle a, py::handle b) {
              return binary(

@@ -77,17 +77,18 @@ def test_module_functions_are_the_aten_packets():
 
 
 def test_calls_find_their_object_without_pybind11s_lookup_and_check_it():
-    # Note [Fast pybind11 instances]: __call__ and _call_method take the object directly; on
-    # anything else they raise CPython's text for a method called on the wrong object.
+    # Note [Fast pybind11 instances] and Note [Type slots]: __call__ (the tp_call slot) and
+    # _call_method take the object directly; on anything else they raise CPython's text for a
+    # slot or a method called on the wrong object.
     x, y = opd.ones(2), opd.ones(2)
     assert ops.aten.add.Tensor(x, y).tolist() == [2.0, 2.0]
     assert ops.aten.add(x, y).tolist() == [2.0, 2.0]
     assert x.add(y).tolist() == [2.0, 2.0]
     with pytest.raises(TypeError, match=r"^descriptor '__call__' requires a "
-                       r"'opdispatch\._C\._OpOverload' object but received 'int'$"):
+                       r"'opdispatch\._C\._OpOverload' object but received a 'int'$"):
         opd._C._OpOverload.__call__(5, x, y)
     with pytest.raises(TypeError, match=r"^descriptor '_call_method' requires a "
-                       r"'opdispatch\._C\._OpPacket' object but received 'str'$"):
+                       r"'opdispatch\._C\._OpPacket' object but received a 'str'$"):
         opd._C._OpPacket._call_method("add", x, y)
 
 

@@ -5,10 +5,12 @@ found from schemas and gradient mode, each compared with torch 1.13 where torch 
 import re
 import threading
 
+import numpy as np
 import pytest
 import torch
 
 import opdispatch as opd
+from opdispatch.testing import override_kernel
 
 
 def in_both(expr):
@@ -229,6 +231,53 @@ def test_unsupported_operands_return_not_implemented(expr, symbol, other):
         eval(expr, {"x": x})
     assert x.__add__("a") is NotImplemented and x.__lt__(None) is NotImplemented
     assert (x == "a") is False and (x != None) is True  # noqa: E711
+
+
+@pytest.mark.parametrize("expr", [
+    "np.float32(2) * i", "i + np.int64(3)", "np.bool_(True) * f", "f - np.float64(0.5)",
+    "i32 * np.float16(2)", "np.int8(2) - u", "np.uint8(3) / f",
+])
+def test_numpy_scalars_are_numbers_as_in_torch(expr):
+    ours = eval(expr, {**operands(opd), "np": np})
+    theirs = eval(expr, {**operands(torch), "np": np})
+    assert repr(ours.dtype) == torch_text(repr(theirs.dtype))
+    assert flat(ours.tolist()) == pytest.approx(flat(theirs.tolist()))
+
+
+def test_a_numpy_bool_is_a_bool():
+    # torch 1.13 takes np.bool_ as a float (a bool tensor times np.bool_(True) is float32); it
+    # is Python's bool here, so the result is what `b * True` gives.
+    b = opd.tensor([True, False])
+    assert (b * np.bool_(True)).dtype == (b * True).dtype == opd.bool
+    assert (b * np.bool_(True)).tolist() == [True, False]
+
+
+def test_number_slots_serve_the_dunders_and_raise_torchs_errors():
+    # Note [Type slots]: + - * / and their in-place forms are the type's slots; the dunders are
+    # CPython's descriptors of them.
+    assert type(opd.Tensor.__add__).__name__ == "wrapper_descriptor"
+    assert type(opd.ops.OpOverload.__call__).__name__ == "wrapper_descriptor"
+    x = opd.tensor([1.0, 2.0])
+    assert x.__add__(1).tolist() == [2.0, 3.0] and x.__radd__(1).tolist() == [2.0, 3.0]
+    assert x.__rsub__(1).tolist() == [0.0, -1.0] and x.__rtruediv__(2).tolist() == [2.0, 1.0]
+    assert x.__rmul__(x).tolist() == [1.0, 4.0] and x.__rsub__(x).tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(2\) must match the size of "
+                                           r"tensor b \(3\) at non-singleton dimension 0$"):
+        x - opd.ones(3)
+    error = ValueError("bad add")
+
+    def kernel(self, other, *, alpha):
+        raise error
+
+    with override_kernel("aten::add.Tensor", "CPU", kernel):
+        with pytest.raises(ValueError) as info:
+            x + x
+        assert info.value is error
+    with override_kernel("aten::add_.Tensor", "CPU", kernel):
+        with pytest.raises(ValueError) as info:
+            x += 1
+        assert info.value is error
+    assert (x + x).tolist() == [2.0, 4.0]
 
 
 # --- Python numbers, len, iteration ---------------------------------------------------------
@@ -461,13 +510,16 @@ def test_no_grad_on_one_thread_leaves_another_recording():
     assert opd.is_grad_enabled()
 
 
-@pytest.mark.parametrize("call", [
-    "opd.Tensor.__add__(5, 3)",
-    "opd.Tensor.__new__(opd.Tensor) + 1",
-    "opd.Tensor.requires_grad_(5)",
-    "opd.Tensor.__iadd__(object(), 1)",
+@pytest.mark.parametrize("call, text", [
+    # Number slots (Note [Type slots]): CPython's descriptors check the object.
+    ("opd.Tensor.__add__(5, 3)", "descriptor '__add__' requires a 'Tensor' object but received a "
+                                 "'int'"),
+    ("opd.Tensor.__iadd__(object(), 1)", "descriptor '__iadd__' requires a 'Tensor' object but "
+                                         "received a 'object'"),
+    ("opd.Tensor.__new__(opd.Tensor) + 1", "self must be Tensor, not "),
+    ("opd.Tensor.requires_grad_(5)", "self must be Tensor, not "),
 ])
-def test_unbound_dunders_on_non_tensors_are_type_errors_not_crashes(python, call):
+def test_unbound_dunders_on_non_tensors_are_type_errors_not_crashes(python, call, text):
     # In a subprocess: before the fix each of these was a segfault.
     proc = python(f"""
         import opdispatch as opd
@@ -477,4 +529,4 @@ def test_unbound_dunders_on_non_tensors_are_type_errors_not_crashes(python, call
             print("TypeError:", e)
     """)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.startswith("TypeError: self must be Tensor, not "), proc.stdout
+    assert proc.stdout.startswith("TypeError: " + text), proc.stdout
