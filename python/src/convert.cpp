@@ -35,6 +35,10 @@ PyTypeObject* tensor_type() {
 
 // Note [Fast pybind11 instances]: what type_caster_generic::cast and class_::init_instance do
 // for a new pointer, without their two type lookups and the search for an existing instance.
+// Nor is the instance registered: pybind11 registers an instance by its value pointer so that
+// casting that pointer back to Python finds the same object, but no tensor pointer or
+// reference is ever cast back (every tensor reaches Python through wrap), and clear_instance
+// deregisters only what was registered. That is a hash insertion and erasure per tensor.
 py::object wrap(Tensor t) {
   if (!t.defined()) return py::none();
   static const py::detail::type_info* info = py::detail::get_type_info(typeid(Tensor));
@@ -44,8 +48,6 @@ py::object wrap(Tensor t) {
   py::detail::value_and_holder v_h = inst->get_value_and_holder(info);
   v_h.value_ptr() = value.get();
   inst->owned = true;
-  py::detail::register_instance(inst, v_h.value_ptr(), info);
-  v_h.set_instance_registered();
   new (std::addressof(v_h.holder<std::unique_ptr<Tensor>>()))
       std::unique_ptr<Tensor>(std::move(value));
   v_h.set_holder_constructed();
