@@ -15,6 +15,7 @@ namespace {
 
 struct Ratio {
   std::string name, reference, goal;
+  std::string name_baseline, reference_baseline;  // empty: none
 };
 
 std::vector<Ratio>& ratios() {
@@ -42,7 +43,13 @@ class RecordingReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 void add_ratio(std::string name, std::string reference, std::string goal) {
-  ratios().push_back({std::move(name), std::move(reference), std::move(goal)});
+  ratios().push_back({std::move(name), std::move(reference), std::move(goal), {}, {}});
+}
+
+void add_ratio_over_baselines(std::string name, std::string name_baseline, std::string reference,
+                              std::string reference_baseline, std::string goal) {
+  ratios().push_back({std::move(name), std::move(reference), std::move(goal),
+                      std::move(name_baseline), std::move(reference_baseline)});
 }
 
 }  // namespace opd::bench
@@ -53,15 +60,25 @@ int main(int argc, char** argv) {
   opd::bench::RecordingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nRatios (measured in this run):\n");
+  // A time of the last run, 0 when the benchmark did not run (or `name` is empty).
+  auto time = [&](const std::string& name) {
+    auto it = reporter.times.find(name);
+    return it == reporter.times.end() ? 0.0 : it->second;
+  };
   for (const auto& r : opd::bench::ratios()) {
-    auto a = reporter.times.find(r.name);
-    auto b = reporter.times.find(r.reference);
-    if (a == reporter.times.end() || b == reporter.times.end() || a->second == 0 ||
-        b->second == 0) {
+    double a = time(r.name), b = time(r.reference);
+    if (a == 0 || b == 0) continue;
+    if (r.name_baseline.empty()) {
+      std::printf("  %-40s / %-32s = %6.3f   (goal %s)\n", r.name.c_str(), r.reference.c_str(),
+                  a / b, r.goal.c_str());
       continue;
     }
-    std::printf("  %-40s / %-32s = %6.3f   (goal %s)\n", r.name.c_str(), r.reference.c_str(),
-                a->second / b->second, r.goal.c_str());
+    double af = time(r.name_baseline), bf = time(r.reference_baseline);
+    if (af == 0 || bf == 0 || b <= bf) continue;
+    std::printf(
+        "  %-40s / %-32s = %6.3f   above their baselines %s, %s (%.1f / %.1f ns) (goal %s)\n",
+        r.name.c_str(), r.reference.c_str(), (a - af) / (b - bf), r.name_baseline.c_str(),
+        r.reference_baseline.c_str(), a - af, b - bf, r.goal.c_str());
   }
   benchmark::Shutdown();
   return 0;

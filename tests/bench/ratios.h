@@ -9,4 +9,9 @@ namespace opd::bench {
 // under the same machine load.
 void add_ratio(std::string name, std::string reference, std::string goal);
 
+// As add_ratio, of what each costs above its baseline, a benchmark of the same case without the
+// part being compared: (name - name_baseline) / (reference - reference_baseline).
+void add_ratio_over_baselines(std::string name, std::string name_baseline, std::string reference,
+                              std::string reference_baseline, std::string goal);
+
 }  // namespace opd::bench

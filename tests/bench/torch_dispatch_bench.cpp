@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ratios.h"
@@ -59,6 +60,22 @@ void BM_TorchDispatchBoxed(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_TorchDispatchBoxed);
+
+// BM_TorchDispatchBoxed's loop without the dispatcher, as BM_BoxedWithoutDispatcher
+// (dispatch_bench.cpp) on ATen's tensors.
+void BM_TorchBoxedWithoutDispatcher(benchmark::State& state) {
+  at::Tensor x = at::ones({4});
+  torch::jit::Stack stack;
+  stack.reserve(1);
+  for (auto _ : state) {
+    stack.emplace_back(x);
+    at::Tensor y = identity(stack.back().toTensor());
+    stack.back() = std::move(y);
+    benchmark::DoNotOptimize(stack.back());
+    stack.clear();
+  }
+}
+BENCHMARK(BM_TorchBoxedWithoutDispatcher);
 
 // The small add of ops_bench.cpp (BM_SmallAddDispatched), through ATen: dispatch, broadcasting,
 // promotion and allocation included.
@@ -146,6 +163,10 @@ const bool ratios_declared = [] {
   // Issue #13's figures: opdispatch's dispatch (dispatch_bench.cpp) against c10's, same kernel.
   opd::bench::add_ratio("BM_DispatchUnboxed", "BM_TorchDispatchUnboxed", "report");
   opd::bench::add_ratio("BM_DispatchBoxed", "BM_TorchDispatchBoxed", "<= 0.5");
+  // The same, of the time each spends above the same loop without its dispatcher.
+  opd::bench::add_ratio_over_baselines("BM_DispatchBoxed", "BM_BoxedWithoutDispatcher",
+                                       "BM_TorchDispatchBoxed", "BM_TorchBoxedWithoutDispatcher",
+                                       "report");
   // Issue #4's figure: opdispatch's small add (small_add_bench.cpp) against at::add.
   opd::bench::add_ratio("BM_SmallAddDispatched", "BM_TorchSmallAdd", "< 0.4");
   return true;
