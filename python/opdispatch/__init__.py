@@ -194,9 +194,12 @@ def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
     try:
-        return getattr(ops.aten, name)
+        packet = ops.aten.__getattr__(name)  # (what getattr would call, less its own lookup)
     except AttributeError:
         raise AttributeError(f"module 'opdispatch' has no attribute '{name}'") from None
+    if name in ops._lasting_names:
+        globals()[name] = packet  # kept (see opdispatch.ops._lasting)
+    return packet
 
 
 def _load_default_plugins():

@@ -3,6 +3,8 @@ iteration, numpy and DLPack, ``backward``, ``to``, and every operator whose firs
 ``Tensor self`` as a method (``x.clamp(min=0)``, ``x.softmax(1)``, a vendor's ``x.my_add(y)``),
 found in the dispatcher when first used, ``aten`` first."""
 
+import functools as _functools
+
 from . import _C
 from . import ops as _ops
 
@@ -129,21 +131,32 @@ def _method_packet(name):
     return None
 
 
+def _method(packet, name):
+    call = packet._call_method
+
+    def method(self, *args, **kwargs):
+        return call(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
 def _getattr(self, name):
     if name.startswith("_"):
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-    packet = _method_packets.get(name)
-    if packet is None or not packet.overloads():
+    # (packet, the schema generation it was found in), as opdispatch.ops' caches.
+    generation = _C._schema_generation()
+    cached = _method_packets.get(name)
+    if cached is None or cached[1] != generation:
         packet = _method_packet(name)
         if packet is None:
+            _method_packets.pop(name, None)
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        _method_packets[name] = packet
-
-    def method(*args, **kwargs):
-        return packet._call_method(self, *args, **kwargs)
-
-    method.__name__ = name
-    return method
+        if packet._ns == "aten" and name in _ops._lasting_names:
+            setattr(Tensor, name, _method(packet, name))  # (kept: see opdispatch.ops._lasting)
+        cached = _method_packets[name] = (packet, generation)
+    # The packet's C++ method bound to the tensor: calling it runs no Python frame.
+    return _functools.partial(cached[0]._call_method, self)
 
 
 def _dir(self):

@@ -10,6 +10,14 @@ from . import _C
 
 __all__ = ["OpOverload", "OpOverloadPacket"]
 
+# The aten operators defined when opdispatch was first imported: libopd_core's own, which no
+# library can undo (and in a host program, those of the plugins it had loaded). Their packets,
+# overloads and Tensor methods stay valid for the life of the process, so once found they are
+# kept as plain attributes, which attribute lookup finds without calling __getattr__. (An
+# operator of a plugin unloaded since then raises when called, as a held packet does.)
+_lasting = frozenset(n for n in _C._dispatch_get_all_op_names() if n.startswith("aten::"))
+_lasting_names = frozenset(n[len("aten::"):].split(".")[0] for n in _lasting)
+
 
 class OpOverload(_C._OpOverload):
     """One overload of an operator: ``opdispatch.ops.aten.add.Tensor``. Calling it binds the
@@ -91,15 +99,20 @@ class OpOverloadPacket(_C._OpPacket):
         if overload.startswith("__"):
             raise AttributeError(overload)
         key = "" if overload == "default" else overload
+        # (overload, the schema generation it was last found in): no schema has come or gone
+        # since, so it is still there (see _OpNamespace.__getattr__).
+        generation = _C._schema_generation()
         cached = self._overloads.get(key)
-        if cached is not None and (overload in self.overloads()):
-            return cached
+        if cached is not None and cached[1] == generation:
+            return cached[0]
         if overload not in self.overloads():
             raise AttributeError(
                 f"The underlying op of '{self._ns}.{self._name}' has no overload name "
                 f"'{overload}'")
-        op = OpOverload(self, key)
-        self._overloads[key] = op
+        op = cached[0] if cached is not None else OpOverload(self, key)
+        self._overloads[key] = (op, generation)
+        if op.name() in _lasting:
+            self.__dict__[overload] = op
         return op
 
     def __dir__(self):
@@ -122,13 +135,21 @@ class _OpNamespace:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        packet = self._packets.get(name)
-        if packet is None:
-            packet = OpOverloadPacket(self._ns, name)
+        # (packet, the schema generation it was last found in). The generation changes whenever
+        # an operator gains or loses its schema; while it has not, the packet still has its
+        # overloads, and is returned without asking the dispatcher. It is read before the
+        # dispatcher is asked, so a change during the lookup makes the next one ask again.
+        generation = _C._schema_generation()
+        cached = self._packets.get(name)
+        if cached is not None and cached[1] == generation:
+            return cached[0]
+        packet = cached[0] if cached is not None else OpOverloadPacket(self._ns, name)
         if not packet.overloads():
             raise AttributeError(
                 f"'_OpNamespace' '{self._ns}' object has no attribute '{name}'")
-        self._packets[name] = packet
+        self._packets[name] = (packet, generation)
+        if self._ns == "aten" and name in _lasting_names:
+            self.__dict__[name] = packet
         return packet
 
     def __dir__(self):
@@ -150,6 +171,9 @@ def __getattr__(ns):
     space = _namespaces.get(ns)
     if space is None:
         space = _namespaces[ns] = _OpNamespace(ns)
+        # A namespace is only a view of the dispatcher's operators, valid whichever come and
+        # go: kept as a module attribute, later lookups skip this function.
+        globals()[ns] = space
     return space
 
 

@@ -4,6 +4,8 @@ torch in the same process, interleaved round by round; the ratio is of the media
 
   x + y                      2x3 and 3-element float tensors        goal <= 0.5 of torch
   ops.aten.add.Tensor(x, y)  against torch.ops.aten.add.Tensor      goal <= 0.5 of torch
+  opd.add(x, y), x.add(y)    against torch.add and torch's x.add, names looked up in the
+                             loop as users write them (reported)
   a Python-kernel custom op  called from Python, against torch.library's (reported)
   C++ -> Python kernel       a boxed call from C++ reaching a Python kernel (reported)
   from_dlpack round trip     torch -> opdispatch -> torch, 16 and 4M elements (reported; the
@@ -117,9 +119,22 @@ def bench_dlpack():
         report(f"from_dlpack torch->opd->torch, {n} floats", r["opd"])
 
 
+def bench_named_add():
+    x, y = opd.rand(2, 3), opd.rand(2, 3)
+    tx, ty = (torch.rand(2, 3), torch.rand(2, 3)) if torch is not None else (None, None)
+    for name, ours, theirs in (("opd.add(x, y)", lambda: opd.add(x, y), lambda: torch.add(tx, ty)),
+                               ("x.add(y)", lambda: x.add(y), lambda: tx.add(ty))):
+        cases = {"opd": ours}
+        if torch is not None:
+            cases["torch"] = theirs
+        t = measure(cases)
+        report(f"{name}, 2x3", t["opd"], t.get("torch"))
+
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
+    "PyNamedAdd": bench_named_add,
     "PyPythonKernel": bench_python_kernel,
     "PyDlpack": bench_dlpack,
 }

@@ -191,6 +191,38 @@ def test_named_returns_are_a_return_types_named_tuple():
     assert repr(r).startswith("opdispatch.return_types.max(\nvalues=tensor([5., 7.]),\n")
 
 
+def test_libopd_cores_operators_are_kept_as_plain_attributes_once_found():
+    # opdispatch.ops._lasting: core aten operators cannot go away, so their lookups are cached
+    # where attribute lookup finds them without __getattr__ (torch's lookups cost as little).
+    x = opd.tensor([1.0, 2.0])
+    assert opd.add is ops.aten.add and vars(opd)["add"] is ops.aten.add
+    assert vars(ops)["aten"] is ops.aten and vars(ops.aten)["add"] is ops.aten.add
+    assert vars(ops.aten.add)["Tensor"] is ops.aten.add.Tensor
+    assert x.add(x).tolist() == [2.0, 4.0] and opd.Tensor.add.__name__ == "add"
+    assert opd.Tensor.add(x, 1).tolist() == [2.0, 3.0]
+
+
+def test_an_aten_operator_defined_later_is_found_and_goes_with_its_library():
+    x = opd.tensor([1.0, 2.0])
+    with Library("aten", "FRAGMENT") as lib:
+        lib.define("opd_test_triple(Tensor self) -> Tensor")
+        lib.impl("opd_test_triple", lambda t: t * 3, "CPU")
+        assert ops.aten.opd_test_triple(x).tolist() == [3.0, 6.0]
+        assert opd.opd_test_triple.default(x).tolist() == [3.0, 6.0]
+        assert x.opd_test_triple().tolist() == [3.0, 6.0]
+    assert "opd_test_triple" not in vars(ops.aten) and "opd_test_triple" not in vars(opd)
+    assert "opd_test_triple" not in vars(opd.Tensor)
+    with pytest.raises(AttributeError, match=r"^'_OpNamespace' 'aten' object has no attribute "
+                                             r"'opd_test_triple'$"):
+        ops.aten.opd_test_triple
+    with pytest.raises(AttributeError, match=r"^module 'opdispatch' has no attribute "
+                                             r"'opd_test_triple'$"):
+        opd.opd_test_triple
+    with pytest.raises(AttributeError, match=r"^'Tensor' object has no attribute "
+                                             r"'opd_test_triple'$"):
+        x.opd_test_triple
+
+
 def test_a_vendor_operator_appears_and_disappears_with_its_library():
     x = opd.tensor([1.0, 2.0])
     with pytest.raises(AttributeError):
