@@ -82,14 +82,19 @@ void drain_releases() {
   for (auto [fn, ctx] : pending) fn(ctx);
 }
 
-CallbackGil::CallbackGil(const std::string& what) {
+bool CallbackGil::enter() {
   g_running.fetch_add(1);
   if (g_shutting_down.load() || interpreter_finalizing()) {
     g_running.fetch_sub(1);
-    throw Error(what + " cannot run: the Python interpreter is shutting down");
+    return false;
   }
   state_ = PyGILState_Ensure();
   drain_releases();
+  return true;
+}
+
+void CallbackGil::throw_shutting_down(const std::string& what) {
+  throw Error(what + " cannot run: the Python interpreter is shutting down");
 }
 
 CallbackGil::~CallbackGil() {

@@ -5,6 +5,7 @@
 #include <Python.h>
 
 #include <string>
+#include <type_traits>
 
 namespace opd::python {
 
@@ -23,12 +24,23 @@ void drain_releases();
 // finalization). Otherwise holds the GIL for its scope.
 class CallbackGil {
  public:
-  explicit CallbackGil(const std::string& what);
+  explicit CallbackGil(const std::string& what) : CallbackGil([&] { return what; }) {}
+  // `what()` makes the name for the error, only when there is one (a kernel's name is built
+  // from its operator, key and site: a cost on every call otherwise).
+  template <class What>
+  requires std::is_invocable_r_v<std::string, const What&>
+  explicit CallbackGil(const What& what) {
+    if (!enter()) throw_shutting_down(what());
+  }
   ~CallbackGil();
   CallbackGil(const CallbackGil&) = delete;
   CallbackGil& operator=(const CallbackGil&) = delete;
 
  private:
+  // Takes the GIL, or returns false (not taking it) once shutdown began.
+  bool enter();
+  [[noreturn]] static void throw_shutting_down(const std::string& what);
+
   PyGILState_STATE state_;
 };
 

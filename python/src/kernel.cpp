@@ -68,12 +68,15 @@ class PyKernel final : public OperatorKernel {
               "Python kernel for {} (registered at {})",
               op.operator_name().to_string(), key_name_, site_);
     const FunctionSchema& schema = *published;
-    const std::string what = schema.operator_name().to_string() + ": the Python kernel for " +
-                             key_name_ + " (registered at " + site_ + ")";
+    // The kernel's name in errors, made only for one.
+    auto what = [&] {
+      return schema.operator_name().to_string() + ": the Python kernel for " + key_name_ +
+             " (registered at " + site_ + ")";
+    };
     OPD_CHECK(t_depth < kMaxDepth,
               "{} re-entered itself {} times on one thread: it calls its own operator on the "
               "same key; redispatch below its key instead",
-              what, kMaxDepth);
+              what(), kMaxDepth);
     struct Depth {
       Depth() { ++t_depth; }
       ~Depth() { --t_depth; }
@@ -83,7 +86,7 @@ class PyKernel final : public OperatorKernel {
       below.emplace(kAutogradKeySet | DispatchKeySet(DispatchKey::ADInplaceOrView));
 
     const size_t n = schema.is_vararg() ? stack->size() : schema.arguments().size();
-    OPD_INTERNAL_ASSERT(stack->size() >= n, "{}: {} arguments on a stack of {}", what, n,
+    OPD_INTERNAL_ASSERT(stack->size() >= n, "{}: {} arguments on a stack of {}", what(), n,
                         stack->size());
     const size_t first = stack->size() - n;
     std::vector<IValue> results;
@@ -91,24 +94,44 @@ class PyKernel final : public OperatorKernel {
       CallbackGil gil(what);
       py::object result;
       try {
-        py::list args;
-        py::dict kwargs;
+        // PyObject_Vectorcall's arguments: the positional ones, then the kwarg-only ones, named
+        // by `kwnames`. Slot 0 of `argv` is the callee's (PY_VECTORCALL_ARGUMENTS_OFFSET).
+        std::vector<py::object> owned;
+        owned.reserve(n + 2);
         if (fallback_) {
-          args.append(py::module_::import("opdispatch.ops")
-                          .attr("_overload_for")(schema.operator_name().to_string()));
+          owned.push_back(py::module_::import("opdispatch.ops")
+                              .attr("_overload_for")(schema.operator_name().to_string()));
         }
-        if (with_keyset_) args.append(py::cast(keys));
+        if (with_keyset_) owned.push_back(py::cast(keys));
+        auto keyword = [&](size_t i) {
+          return i < schema.arguments().size() && schema.arguments()[i].kwarg_only();
+        };
+        size_t n_keywords = 0;
         for (size_t i = 0; i < n; ++i) {
-          py::object v = from_ivalue((*stack)[first + i]);
-          if (i < schema.arguments().size() && schema.arguments()[i].kwarg_only()) {
-            kwargs[py::str(schema.arguments()[i].name())] = v;
+          if (keyword(i)) {
+            ++n_keywords;
           } else {
-            args.append(v);
+            owned.push_back(from_ivalue((*stack)[first + i]));
           }
         }
-        result = py::reinterpret_borrow<py::object>(fn_)(*py::tuple(args), **kwargs);
+        const size_t n_positional = owned.size();
+        py::object kwnames;
+        if (n_keywords > 0) {
+          py::tuple names(n_keywords);
+          for (size_t i = 0, k = 0; i < n; ++i) {
+            if (!keyword(i)) continue;
+            owned.push_back(from_ivalue((*stack)[first + i]));
+            names[k++] = py::str(schema.arguments()[i].name());
+          }
+          kwnames = std::move(names);
+        }
+        std::vector<PyObject*> argv(owned.size() + 1, nullptr);
+        for (size_t i = 0; i < owned.size(); ++i) argv[i + 1] = owned[i].ptr();
+        result = py::reinterpret_steal<py::object>(PyObject_Vectorcall(
+            fn_, argv.data() + 1, n_positional | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.ptr()));
+        if (!result) throw py::error_already_set();
       } catch (py::error_already_set& e) {
-        std::string message = what + " raised " + e.what();
+        std::string message = what() + " raised " + e.what();
         if (py::hasattr(e.value(), "add_note")) {
           e.value().attr("add_note")("opdispatch: raised in the Python kernel of " +
                                      schema.operator_name().to_string() + " for " + key_name_ +
@@ -123,13 +146,14 @@ class PyKernel final : public OperatorKernel {
   }
 
  private:
-  static std::vector<IValue> convert_results(const FunctionSchema& schema, const std::string& what,
+  template <class What>
+  static std::vector<IValue> convert_results(const FunctionSchema& schema, const What& what,
                                              py::handle result) {
     const auto& returns = schema.returns();
     std::vector<IValue> out;
     if (returns.empty() && !schema.is_varret()) {
       OPD_CHECK_T(TypeError, result.is_none(), "{} returned {}, but the schema declares no result",
-                  what, type_name(result));
+                  what(), type_name(result));
       return out;
     }
     std::vector<py::handle> items;
@@ -137,11 +161,11 @@ class PyKernel final : public OperatorKernel {
       items.push_back(result);
     } else {
       OPD_CHECK_T(TypeError, PyTuple_Check(result.ptr()) || PyList_Check(result.ptr()),
-                  "{} returned {}, but the schema declares {} results", what, type_name(result),
+                  "{} returned {}, but the schema declares {} results", what(), type_name(result),
                   returns.size());
       for (py::handle h : py::reinterpret_borrow<py::sequence>(result)) items.push_back(h);
       OPD_CHECK_T(TypeError, schema.is_varret() || items.size() == returns.size(),
-                  "{} returned {} results, but the schema declares {}", what, items.size(),
+                  "{} returned {} results, but the schema declares {}", what(), items.size(),
                   returns.size());
     }
     for (size_t i = 0; i < items.size(); ++i) {
@@ -152,7 +176,7 @@ class PyKernel final : public OperatorKernel {
       }
       auto converted = eval::convert_argument(v, *returns[i].type(), returns[i].N());
       OPD_CHECK_T(TypeError, converted.has_value(),
-                  "{} returned {} for result {}, which the schema declares {}", what,
+                  "{} returned {} for result {}, which the schema declares {}", what(),
                   type_name(items[i]), i, returns[i].type()->str());
       out.push_back(std::move(*converted));
     }
