@@ -3,7 +3,7 @@ iteration, numpy and DLPack, ``backward``, ``to``, and every operator whose firs
 ``Tensor self`` as a method (``x.clamp(min=0)``, ``x.softmax(1)``, a vendor's ``x.my_add(y)``),
 found in the dispatcher when first used, ``aten`` first."""
 
-import functools as _functools
+import types as _types
 
 from . import _C
 from . import ops as _ops
@@ -104,12 +104,12 @@ def _T(self):
     return self.permute(list(range(self.dim() - 1, -1, -1)))
 
 
-_method_packets = {}
+_methods = {}
 
 
 def _method_packet(name):
-    """The packet that makes ``name`` a method: aten's, else the only other namespace's, with
-    an overload whose first argument is ``Tensor self``."""
+    """The packet that makes ``name`` a method, and its first overload whose first argument is
+    ``Tensor self`` (its OpOverload): aten's, else the only other namespace's."""
     candidates = []
     for qualified in _C._dispatch_get_all_op_names():
         ns, rest = qualified.split("::", 1)
@@ -122,13 +122,11 @@ def _method_packet(name):
         except AttributeError:
             continue
         for overload in packet.overloads():
-            schema = getattr(packet, overload)._schema
-            args = schema.arguments
+            op = getattr(packet, overload)
+            args = op._schema.arguments
             if args and args[0].name == "self" and args[0].type == "Tensor":
-                return packet
-        if ns == "aten":
-            continue
-    return None
+                return packet, op
+    return None, None
 
 
 def _method(packet, name):
@@ -144,19 +142,21 @@ def _method(packet, name):
 def _getattr(self, name):
     if name.startswith("_"):
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-    # (packet, the schema generation it was found in), as opdispatch.ops' caches.
+    # (method, the schema generation it was found in), as opdispatch.ops' caches.
     generation = _C._schema_generation()
-    cached = _method_packets.get(name)
+    cached = _methods.get(name)
     if cached is None or cached[1] != generation:
-        packet = _method_packet(name)
+        packet, op = _method_packet(name)
         if packet is None:
-            _method_packets.pop(name, None)
+            _methods.pop(name, None)
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        if packet._ns == "aten" and name in _ops._lasting_names:
-            setattr(Tensor, name, _method(packet, name))  # (kept: see opdispatch.ops._lasting)
-        cached = _method_packets[name] = (packet, generation)
-    # The packet's C++ method bound to the tensor: calling it runs no Python frame.
-    return _functools.partial(cached[0]._call_method, self)
+        method = _method(packet, name)
+        if op.name() in _ops._lasting:
+            # Its Tensor self overload stays (opdispatch.ops._lasting): so does the method,
+            # where attribute lookup finds it without this function.
+            setattr(Tensor, name, method)
+        cached = _methods[name] = (method, generation)
+    return _types.MethodType(cached[0], self)
 
 
 def _dir(self):

@@ -171,8 +171,11 @@ def __getattr__(ns):
     space = _namespaces.get(ns)
     if space is None:
         space = _namespaces[ns] = _OpNamespace(ns)
+    prefix = ns + "::"
+    if ns not in globals() and any(n.startswith(prefix) for n in _C._dispatch_get_all_op_names()):
         # A namespace is only a view of the dispatcher's operators, valid whichever come and
-        # go: kept as a module attribute, later lookups skip this function.
+        # go: once it has had one, it is kept as a module attribute, and later lookups skip
+        # this function.
         globals()[ns] = space
     return space
 

@@ -2,8 +2,9 @@
 // Python to IValue without a schema, so that the schema-driven conversions stay in one place,
 // opd eval's eval::convert_argument (shared):
 //   opdispatch.Tensor -> Tensor    bool -> Bool (tested before int: bool is an int subclass)
-//   int -> Int (OverflowError beyond int64)    other objects with __index__ (numpy ints) -> Int
-//   float, numpy floats -> Double    complex -> ComplexDouble    str -> String    None -> None
+//   int -> Int (OverflowError beyond int64)    other objects with __index__ -> Int
+//   float -> Double    complex -> ComplexDouble    str -> String    None -> None
+//   numpy's scalars and 0-d arrays -> what their item() gives, as above
 //   dtype, device, layout, memory_format -> ScalarType, Device, Layout, MemoryFormat
 //   list, tuple -> a generic list of the converted items (convert_argument makes int[], ...)
 //   anything else -> TypeError "opdispatch: cannot pass a <type> to an operator"
@@ -31,6 +32,22 @@ PyTypeObject* tensor_type() {
   return type;
 }
 
+// A numpy scalar (np.float32(2), np.bool_(True)...) or 0-d array. Without importing numpy: when
+// no one has, no such object exists.
+bool is_numpy_scalar(py::handle h) {
+  PyObject* numpy = PyImport_GetModule(py::str("numpy").ptr());
+  if (!numpy) {
+    PyErr_Clear();
+    return false;
+  }
+  py::object np = py::reinterpret_steal<py::object>(numpy);
+  py::object generic = py::getattr(np, "generic", py::none());
+  py::object ndarray = py::getattr(np, "ndarray", py::none());
+  if (!generic.is_none() && PyObject_IsInstance(h.ptr(), generic.ptr()) == 1) return true;
+  if (ndarray.is_none() || PyObject_IsInstance(h.ptr(), ndarray.ptr()) != 1) return false;
+  return h.attr("ndim").cast<int>() == 0;
+}
+
 }  // namespace
 
 // Note [Fast pybind11 instances]: what type_caster_generic::cast and class_::init_instance do
@@ -54,9 +71,13 @@ py::object wrap(Tensor t) {
   return obj;
 }
 
-const Tensor* unwrap(py::handle h) {
+bool is_tensor_object(py::handle h) {
   PyTypeObject* type = Py_TYPE(h.ptr());
-  if (type != tensor_type() && !PyType_IsSubtype(type, tensor_type())) return nullptr;
+  return type == tensor_type() || PyType_IsSubtype(type, tensor_type());
+}
+
+const Tensor* unwrap(py::handle h) {
+  if (!is_tensor_object(h)) return nullptr;
   auto* inst = reinterpret_cast<py::detail::instance*>(h.ptr());
   return static_cast<const Tensor*>(inst->get_value_and_holder().value_ptr());
 }
@@ -103,17 +124,12 @@ std::optional<Scalar> as_scalar(py::handle h) {
     return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   }
   if (unwrap(h) != nullptr) return std::nullopt;
-  // numpy's scalars (np.float32(2), np.int64, np.bool_, np.complex64): not sequences, as its
-  // arrays are, and their dtype's kind says which Scalar each is (np.bool_'s deprecated
-  // __index__ would make it an int).
-  if (!PySequence_Check(o) && py::hasattr(h, "dtype")) {
-    py::object kind = py::getattr(h.attr("dtype"), "kind", py::none());
-    if (py::isinstance<py::str>(kind)) {
-      std::string k = kind.cast<std::string>();
-      if (k == "b") return Scalar(PyObject_IsTrue(o) == 1);
-      if (k == "f") return Scalar(h.cast<double>());
-      if (k == "c") return Scalar(h.cast<std::complex<double>>());
-    }
+  // numpy's scalars (np.float32(2), np.bool_...) and 0-d arrays are the Python number their
+  // item() gives, as torch takes them (np.bool_'s deprecated __index__ would make it an int).
+  if (is_numpy_scalar(h)) {
+    py::object item = h.attr("item")();
+    if (is_numpy_scalar(item)) return std::nullopt;  // (no Python number: datetime64...)
+    return as_scalar(item);
   }
   // Integers of other kinds (numpy's among them) have __index__; so have numpy's arrays, whose
   // __index__ refuses any but a one-element integer array.

@@ -31,8 +31,11 @@ struct MemoryFormatObject {
 
 // The Python object for a tensor; None for an undefined one.
 pybind11::object wrap(Tensor t);
-// The tensor a Python object holds, or null when it is not an opdispatch.Tensor.
+// The tensor a Python object holds, or null when it is not an opdispatch.Tensor (or one made
+// by Tensor.__new__ alone, which holds none).
 const Tensor* unwrap(pybind11::handle h);
+// Whether it is an opdispatch.Tensor (or a subclass's instance), holding a tensor or not.
+bool is_tensor_object(pybind11::handle h);
 // As unwrap, throwing TypeError "<what> must be Tensor, not <type>" when it is not one.
 const Tensor& unwrap_or_throw(pybind11::handle h, const char* what);
 
@@ -76,7 +79,12 @@ T& self_as(pybind11::handle self, const char* method) {
                                type->tp_name + "' object but received a '" + type_name(self) + "'");
   }
   auto* inst = reinterpret_cast<pybind11::detail::instance*>(self.ptr());
-  return *static_cast<T*>(inst->get_value_and_holder().value_ptr());
+  void* value = inst->get_value_and_holder().value_ptr();
+  if (value == nullptr) [[unlikely]] {  // made by __new__ alone
+    throw pybind11::type_error(std::string(method) + "(): the '" + type->tp_name +
+                               "' object was not initialized (its __init__ did not run)");
+  }
+  return *static_cast<T*>(value);
 }
 
 }  // namespace opd::python

@@ -255,6 +255,7 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
   }
   if (kwargs) {
     for (auto [k, v] : py::reinterpret_borrow<py::dict>(kwargs)) {
+      OPD_CHECK_T(TypeError, PyUnicode_Check(k.ptr()), "keywords must be strings");
       call_args.keywords.emplace_back(k.cast<std::string>(), to_ivalue(v));
     }
   }
@@ -330,7 +331,8 @@ void bind_ops(py::module_& m) {
                          type->ht_type.tp_call = &call_slot<OpPacket>;
                        }))
       .def(py::init<std::string, std::string>())
-      .def("overloads", &OpPacket::overload_names)
+      .def("overloads",
+           [](py::handle self) { return self_as<OpPacket>(self, "overloads").overload_names(); })
       .def("_call_method", [](py::handle self, const py::args& args, const py::kwargs& kwargs) {
         return self_as<OpPacket>(self, "_call_method").call_method(args, kwargs);
       });
@@ -339,10 +341,21 @@ void bind_ops(py::module_& m) {
                            type->ht_type.tp_call = &call_slot<OpOverload>;
                          }))
       .def(py::init<const std::string&>())
-      .def_property_readonly("schema", &OpOverload::schema)
-      .def_property_readonly("tags", &OpOverload::tags)
-      .def("redispatch", &OpOverload::redispatch)
-      .def("has_kernel_for_dispatch_key", &OpOverload::has_kernel_for_dispatch_key);
+      // (self_as, not member pointers: pybind11 would call them on the null object of an
+      // instance made by __new__ alone.)
+      .def_property_readonly(
+          "schema", [](py::handle self) { return self_as<OpOverload>(self, "schema").schema(); })
+      .def_property_readonly(
+          "tags", [](py::handle self) { return self_as<OpOverload>(self, "tags").tags(); })
+      .def(
+          "redispatch",
+          [](py::handle self, DispatchKeySet keys, const py::args& args, const py::kwargs& kwargs) {
+            return self_as<OpOverload>(self, "redispatch").redispatch(keys, args, kwargs);
+          })
+      .def("has_kernel_for_dispatch_key", [](py::handle self, const std::string& key) {
+        return self_as<OpOverload>(self, "has_kernel_for_dispatch_key")
+            .has_kernel_for_dispatch_key(key);
+      });
 
   py::class_<DispatchKeySet>(m, "DispatchKeySet", py::module_local())
       .def(py::init([](const std::string& key) { return DispatchKeySet(parse_dispatch_key(key)); }))

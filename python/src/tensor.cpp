@@ -85,10 +85,10 @@ py::object inplace(py::handle self_obj, py::handle other, TensorFn on_tensor, Sc
 // and `Op::inplace_scalar` self op= other.
 template <class Op>
 struct NumberSlots {
-  // a op b, called for a's type or b's: b.__radd__(a) when only `b` is a tensor.
+  // a op b, called for a's type or b's: b.__radd__(a) when `a` is not a tensor.
   static PyObject* binary_slot(PyObject* a, PyObject* b) noexcept {
     return slot_call([&] {
-      if (unwrap(a) || !unwrap(b)) return binary(a, b, Op::tensor, Op::scalar);
+      if (is_tensor_object(a)) return binary(a, b, Op::tensor, Op::scalar);
       return binary(
           b, a, [](const Tensor& self, const Tensor& other) { return Op::tensor(other, self); },
           Op::reflected);

@@ -223,6 +223,46 @@ def test_an_aten_operator_defined_later_is_found_and_goes_with_its_library():
         x.opd_test_triple
 
 
+def test_a_method_added_to_a_core_name_goes_with_its_library():
+    # aten::ones is libopd_core's, with no Tensor self overload: the method a FRAGMENT gives it
+    # is not kept once the FRAGMENT is gone.
+    x = opd.tensor([1.0, 2.0])
+    assert not hasattr(x, "ones")
+    with Library("aten", "FRAGMENT") as lib:
+        lib.define("ones.opd_self(Tensor self, int k) -> Tensor")
+        lib.impl("ones.opd_self", lambda t, k: t * k, "CPU")
+        assert x.ones(3).tolist() == [3.0, 6.0] and x.ones.__name__ == "ones"
+    assert not hasattr(x, "ones") and "ones" not in vars(opd.Tensor)
+
+
+@pytest.mark.parametrize("expr, method", [
+    ("ops.OpOverload.__new__(ops.OpOverload)(x)", "__call__"),
+    ("ops.OpOverload.__new__(ops.OpOverload).schema", "schema"),
+    ("ops.OpOverload.__new__(ops.OpOverload).has_kernel_for_dispatch_key('CPU')",
+     "has_kernel_for_dispatch_key"),
+    ("opd._C._OpPacket.__new__(opd._C._OpPacket)(x)", "__call__"),
+    ("opd._C._OpPacket.__new__(opd._C._OpPacket)._call_method(x)", "_call_method"),
+    ("opd._C._OpPacket.__new__(opd._C._OpPacket).overloads()", "overloads"),
+])
+def test_an_operator_object_made_by_new_alone_is_a_type_error(expr, method):
+    x = opd.ones(1)
+    text = (rf"^{method}\(\): the 'opdispatch\._C\._Op(Overload|Packet)' object was not "
+            r"initialized \(its __init__ did not run\)$")
+    with pytest.raises(TypeError, match=text):
+        eval(expr, {"ops": ops, "opd": opd, "x": x})
+
+
+def test_keywords_must_be_strings():
+    x = opd.ones(1)
+    with pytest.raises(TypeError, match="^keywords must be strings$"):
+        ops.aten.add.Tensor(x, x, **{1: 2})
+
+
+def test_only_namespaces_with_operators_are_kept():
+    ops.opd_test_no_such_namespace
+    assert "opd_test_no_such_namespace" not in vars(ops)
+
+
 def test_a_vendor_operator_appears_and_disappears_with_its_library():
     x = opd.tensor([1.0, 2.0])
     with pytest.raises(AttributeError):

@@ -252,6 +252,42 @@ def test_a_numpy_bool_is_a_bool():
     assert (b * np.bool_(True)).tolist() == [True, False]
 
 
+def test_numpy_zero_d_arrays_are_numbers_and_other_arrays_are_numpys():
+    x = opd.tensor([1.0, 2.0])
+    for a in (np.array(2.5), np.array(3), np.array(True)):
+        ours, theirs = x + a, torch.tensor([1.0, 2.0]) + a
+        assert type(ours) is opd.Tensor and ours.tolist() == theirs.tolist()
+        assert repr(ours.dtype) == torch_text(repr(theirs.dtype))
+    assert type(x * np.ones(2)) is np.ndarray  # numpy's __rmul__ answers
+
+
+def test_objects_that_only_look_like_numpy_scalars_get_their_own_reflected_operator():
+    # A dtype attribute alone makes nothing a number: the other operand's __radd__ answers (as
+    # with torch), and nothing it raises while being looked at is left pending.
+    class BadBool:
+        dtype = np.dtype(bool)
+
+        def __bool__(self):
+            raise ValueError("ambiguous")
+
+        def __radd__(self, other):
+            return "BadBool.__radd__"
+
+    class LooksFloat:
+        dtype = np.dtype("float64")
+
+        def __radd__(self, other):
+            return "LooksFloat.__radd__"
+
+    x = opd.tensor([1.0, 2.0])
+    assert x + BadBool() == "BadBool.__radd__" and x + LooksFloat() == "LooksFloat.__radd__"
+    y = x
+    y += BadBool()
+    assert y == "BadBool.__radd__" and x.tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError, match="^opdispatch: cannot pass a LooksFloat to an operator$"):
+        opd.add(x, LooksFloat())
+
+
 def test_number_slots_serve_the_dunders_and_raise_torchs_errors():
     # Note [Type slots]: + - * / and their in-place forms are the type's slots; the dunders are
     # CPython's descriptors of them.
@@ -426,6 +462,7 @@ def test_methods_from_schemas_and_unknown_attributes():
     assert r.values.tolist() == [3.0, 6.0] and r.indices.tolist() == [2, 2]
     values, indices = r
     assert values.tolist() == r[0].tolist() and indices.dtype is opd.int64
+    assert x.relu.__name__ == x.relu.__name__ == "relu" and type(x.relu).__name__ == "method"
     with pytest.raises(AttributeError, match="^'Tensor' object has no attribute 'nope'$"):
         x.nope
     with pytest.raises(AttributeError, match="^'Tensor' object has no attribute '_nope'$"):
@@ -516,7 +553,8 @@ def test_no_grad_on_one_thread_leaves_another_recording():
                                  "'int'"),
     ("opd.Tensor.__iadd__(object(), 1)", "descriptor '__iadd__' requires a 'Tensor' object but "
                                          "received a 'object'"),
-    ("opd.Tensor.__new__(opd.Tensor) + 1", "self must be Tensor, not "),
+    ("opd.Tensor.__new__(opd.Tensor) + 1", "self must be Tensor, not Tensor"),
+    ("1 + opd.Tensor.__new__(opd.Tensor)", "self must be Tensor, not Tensor"),
     ("opd.Tensor.requires_grad_(5)", "self must be Tensor, not "),
 ])
 def test_unbound_dunders_on_non_tensors_are_type_errors_not_crashes(python, call, text):
