@@ -73,7 +73,7 @@ class PyFunctionBackward final : public autograd::detail::FunctionBackward {
           py::reinterpret_borrow<py::object>(fn_)(wrap_all(grads), wrap_all(saved), needs);
       return tensors_or_none(result, name_ + ": backward's result");
     } catch (py::error_already_set& e) {
-      std::string message = what + " raised " + e.what();
+      std::string message = what + " raised " + python_error_text(e);
       throw PythonKernelError(std::move(message), std::move(e));
     }
   }

@@ -4,7 +4,7 @@
 //   opdispatch.Tensor -> Tensor    bool -> Bool (tested before int: bool is an int subclass)
 //   int -> Int (OverflowError beyond int64)    other objects with __index__ -> Int
 //   float -> Double    complex -> ComplexDouble    str -> String    None -> None
-//   numpy's scalars and 0-d arrays -> what their item() gives, as above
+//   numpy's numbers (np.float32...) -> what their item() gives, as above
 //   dtype, device, layout, memory_format -> ScalarType, Device, Layout, MemoryFormat
 //   list, tuple -> a generic list of the converted items (convert_argument makes int[], ...)
 //   anything else -> TypeError "opdispatch: cannot pass a <type> to an operator"
@@ -32,20 +32,48 @@ PyTypeObject* tensor_type() {
   return type;
 }
 
-// A numpy scalar (np.float32(2), np.bool_(True)...) or 0-d array. Without importing numpy: when
-// no one has, no such object exists.
-bool is_numpy_scalar(py::handle h) {
+// numpy's type `name` (generic, ndarray), or null while no one has imported numpy (then no
+// object of it exists).
+PyTypeObject* numpy_type(const char* name) {
   PyObject* numpy = PyImport_GetModule(py::str("numpy").ptr());
   if (!numpy) {
     PyErr_Clear();
-    return false;
+    return nullptr;
   }
-  py::object np = py::reinterpret_steal<py::object>(numpy);
-  py::object generic = py::getattr(np, "generic", py::none());
-  py::object ndarray = py::getattr(np, "ndarray", py::none());
-  if (!generic.is_none() && PyObject_IsInstance(h.ptr(), generic.ptr()) == 1) return true;
-  if (ndarray.is_none() || PyObject_IsInstance(h.ptr(), ndarray.ptr()) != 1) return false;
-  return h.attr("ndim").cast<int>() == 0;
+  py::object type = py::getattr(py::reinterpret_steal<py::object>(numpy), name, py::none());
+  return PyType_Check(type.ptr()) ? reinterpret_cast<PyTypeObject*>(type.ptr()) : nullptr;
+}
+
+// Whether `h`'s dtype is a number's: bool, integer, float or complex (not a datetime, a string,
+// an object...).
+bool numeric_dtype(py::handle h) {
+  std::string kind = py::str(h.attr("dtype").attr("kind"));
+  return kind == "b" || kind == "i" || kind == "u" || kind == "f" || kind == "c";
+}
+
+// A numpy number: an instance of numpy.generic of a numeric dtype (np.float32(2), np.bool_).
+// By the object's type itself (no __class__ lookup runs Python code).
+bool is_numpy_number(py::handle h) {
+  PyTypeObject* generic = numpy_type("generic");
+  return generic && PyType_IsSubtype(Py_TYPE(h.ptr()), generic) && numeric_dtype(h);
+}
+
+// A 0-d numpy.ndarray (exactly: not a masked array) of a numeric dtype.
+bool is_numpy_0d_number(py::handle h) {
+  PyTypeObject* ndarray = numpy_type("ndarray");
+  return ndarray && Py_TYPE(h.ptr()) == ndarray && h.attr("ndim").cast<int>() == 0 &&
+         numeric_dtype(h);
+}
+
+// A numpy number as the Python number item() gives; longdouble and clongdouble, which item()
+// keeps numpy's, in double precision.
+std::optional<Scalar> numpy_number(py::handle h) {
+  py::object item = h.attr("item")();
+  if (!is_numpy_number(item)) return as_scalar(item);
+  if (std::string(py::str(h.attr("dtype").attr("kind"))) == "c") {
+    return Scalar(h.cast<std::complex<double>>());
+  }
+  return Scalar(py::float_(py::reinterpret_borrow<py::object>(h)).cast<double>());
 }
 
 }  // namespace
@@ -124,13 +152,9 @@ std::optional<Scalar> as_scalar(py::handle h) {
     return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   }
   if (unwrap(h) != nullptr) return std::nullopt;
-  // numpy's scalars (np.float32(2), np.bool_...) and 0-d arrays are the Python number their
-  // item() gives, as torch takes them (np.bool_'s deprecated __index__ would make it an int).
-  if (is_numpy_scalar(h)) {
-    py::object item = h.attr("item")();
-    if (is_numpy_scalar(item)) return std::nullopt;  // (no Python number: datetime64...)
-    return as_scalar(item);
-  }
+  // numpy's numbers (np.float32(2), np.bool_...) are the Python number their item() gives
+  // (np.bool_'s deprecated __index__ would make it an int).
+  if (is_numpy_number(h)) return numpy_number(h);
   // Integers of other kinds (numpy's among them) have __index__; so have numpy's arrays, whose
   // __index__ refuses any but a one-element integer array.
   if (PyIndex_Check(o)) {
@@ -139,6 +163,12 @@ std::optional<Scalar> as_scalar(py::handle h) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
     PyErr_Clear();
   }
+  return std::nullopt;
+}
+
+std::optional<Scalar> as_number_operand(py::handle h) {
+  if (auto s = as_scalar(h)) return s;
+  if (is_numpy_0d_number(h)) return numpy_number(h);
   return std::nullopt;
 }
 

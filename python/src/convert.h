@@ -46,6 +46,9 @@ std::optional<Device> as_device(pybind11::handle h);  // a device object or a st
 // A Python number (bool, int, float, complex, or numpy's) as a Scalar; nullopt for anything
 // else.
 std::optional<Scalar> as_scalar(pybind11::handle h);
+// As as_scalar, and a 0-d numpy array too: what an operator (x + a) takes as a number, as
+// torch's operators do (its arguments do not: `alpha` is a number, not an array).
+std::optional<Scalar> as_number_operand(pybind11::handle h);
 
 // Note [Python values as IValues]: without a schema; the schema-driven conversions are
 // opd eval's (eval::convert_argument), shared.

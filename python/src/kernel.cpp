@@ -36,6 +36,21 @@ namespace opd::python {
 
 PythonKernelError::~PythonKernelError() = default;
 
+std::string python_error_text(const py::error_already_set& e) {
+  std::string type = "an exception";
+  if (e.type() && PyType_Check(e.type().ptr())) {
+    type = reinterpret_cast<PyTypeObject*>(e.type().ptr())->tp_name;
+  }
+  PyObject* text = e.value() ? PyObject_Str(e.value().ptr()) : nullptr;
+  Py_ssize_t size = 0;
+  const char* utf8 = text ? PyUnicode_AsUTF8AndSize(text, &size) : nullptr;
+  std::string out = utf8 ? type + ": " + std::string(utf8, static_cast<size_t>(size))
+                         : type + " (its str() failed)";
+  if (!utf8) PyErr_Clear();
+  Py_XDECREF(text);
+  return out;
+}
+
 namespace {
 
 constexpr int kMaxDepth = 64;
@@ -131,11 +146,15 @@ class PyKernel final : public OperatorKernel {
             fn_, argv.data() + 1, n_positional | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.ptr()));
         if (!result) throw py::error_already_set();
       } catch (py::error_already_set& e) {
-        std::string message = what() + " raised " + e.what();
-        if (py::hasattr(e.value(), "add_note")) {
-          e.value().attr("add_note")("opdispatch: raised in the Python kernel of " +
-                                     schema.operator_name().to_string() + " for " + key_name_ +
-                                     ", registered at " + site_);
+        std::string message = what() + " raised " + python_error_text(e);
+        try {
+          if (py::hasattr(e.value(), "add_note")) {
+            e.value().attr("add_note")("opdispatch: raised in the Python kernel of " +
+                                       schema.operator_name().to_string() + " for " + key_name_ +
+                                       ", registered at " + site_);
+          }
+        } catch (py::error_already_set&) {
+          // No note (at the recursion limit, say): the exception itself still goes up.
         }
         throw PythonKernelError(std::move(message), std::move(e));
       }

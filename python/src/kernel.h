@@ -25,6 +25,11 @@ class PythonKernelError : public Error {
   pybind11::error_already_set error_;
 };
 
+// "ValueError: bad input": the exception's type and str(). Not error_already_set::what(),
+// which pybind11 2.10 formats with a traceback and, when formatting fails (at the recursion
+// limit), retries without end. REQUIRES: the GIL.
+std::string python_error_text(const pybind11::error_already_set& e);
+
 // `fn` as a kernel for `key` (nullopt: CompositeImplicitAutograd). `site` is the registration
 // site ("t.py:12"); `with_keyset` passes the DispatchKeySet first; `fallback` passes the
 // operator (an opdispatch OpOverload) first, for backend fallbacks.

@@ -53,7 +53,7 @@ py::object binary(py::handle self_obj, py::handle other, TensorFn on_tensor, Sca
     }
     return wrap(std::move(out));
   }
-  if (auto s = as_scalar(other)) {
+  if (auto s = as_number_operand(other)) {
     Tensor out;
     {
       Release r;
@@ -71,7 +71,7 @@ py::object inplace(py::handle self_obj, py::handle other, TensorFn on_tensor, Sc
   if (const Tensor* o = unwrap(other)) {
     Release r;
     on_tensor(self, *o);
-  } else if (auto s = as_scalar(other)) {
+  } else if (auto s = as_number_operand(other)) {
     Release r;
     on_scalar(self, *s);
   } else {

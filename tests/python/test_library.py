@@ -223,6 +223,34 @@ def test_a_missing_kernel_is_not_implemented_error_with_the_dispatchers_text():
         "not loaded. 'libmiss::f' is only available for these backends: [")
 
 
+def test_the_recursion_limit_reached_as_a_python_kernel_is_entered_is_a_recursion_error(python):
+    # In a subprocess: pybind11 2.10's error_already_set::what() retried without end when it
+    # could not format the error at the recursion limit (a stack overflow).
+    proc = python("""
+        import sys
+        import opdispatch as opd
+        from opdispatch.library import Library
+        x = opd.tensor([1.0, 2.0])
+        lib = Library("librec", "DEF")
+        lib.define("h(Tensor x, *, int n=2) -> Tensor")
+        lib.impl("h", lambda x, *, n: x, "CPU")
+        op = opd.ops.librec.h.default
+        def deep(k):
+            return op(x) if k == 0 else deep(k - 1)
+        sys.setrecursionlimit(100)
+        outcomes = set()
+        for k in range(80, 101):
+            try:
+                deep(k)
+                outcomes.add("ok")
+            except RecursionError:
+                outcomes.add("RecursionError")
+        print(sorted(outcomes))
+    """)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "['RecursionError', 'ok']"
+
+
 def test_a_kernels_exception_reaches_the_caller_as_itself_with_a_note():
     error = ValueError("bad input")
 

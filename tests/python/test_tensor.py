@@ -261,6 +261,31 @@ def test_numpy_zero_d_arrays_are_numbers_and_other_arrays_are_numpys():
     assert type(x * np.ones(2)) is np.ndarray  # numpy's __rmul__ answers
 
 
+def test_numpy_numbers_as_arguments_and_what_is_refused():
+    x = opd.tensor([1.0, 2.0])
+    # longdouble's item() stays numpy's: taken in double precision.
+    assert opd.ops.aten.add.Tensor(x, x, alpha=np.longdouble(2.5)).tolist() == [3.5, 7.0]
+    assert (x + np.longdouble(2.5)).tolist() == [3.5, 4.5]
+    # As torch's arguments: a datetime, a masked constant or an array is not a number.
+    for value, name in ((np.timedelta64(3), "numpy.timedelta64"), (np.ma.masked, "MaskedConstant"),
+                        (np.array(2.5), "numpy.ndarray")):
+        with pytest.raises(TypeError, match=f"^opdispatch: cannot pass a {name} to an operator$"):
+            opd.ops.aten.add.Tensor(x, x, alpha=value)
+
+
+def test_an_operand_whose_class_lookup_raises_raises_that_error_and_leaves_none_pending():
+    class Evil:
+        @property
+        def __class__(self):
+            raise ValueError("class getter")
+
+    x = opd.tensor([1.0, 2.0])
+    with pytest.raises((ValueError, TypeError)) as info:
+        opd.ops.aten.add.Tensor(x, x, alpha=Evil())
+    assert not isinstance(info.value, SystemError)
+    assert (x + 1).tolist() == [2.0, 3.0]  # no error left pending for the next call
+
+
 def test_objects_that_only_look_like_numpy_scalars_get_their_own_reflected_operator():
     # A dtype attribute alone makes nothing a number: the other operand's __radd__ answers (as
     # with torch), and nothing it raises while being looked at is left pending.
