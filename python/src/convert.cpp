@@ -33,7 +33,7 @@ PyTypeObject* tensor_type() {
 }
 
 // numpy's type `name` (generic, ndarray), or null while no one has imported numpy (then no
-// object of it exists).
+// object of it exists). Borrowed: the module keeps its types.
 PyTypeObject* numpy_type(const char* name) {
   PyObject* numpy = PyImport_GetModule(py::str("numpy").ptr());
   if (!numpy) {
@@ -155,8 +155,8 @@ std::optional<Scalar> as_scalar(py::handle h) {
   // numpy's numbers (np.float32(2), np.bool_...) are the Python number their item() gives
   // (np.bool_'s deprecated __index__ would make it an int).
   if (is_numpy_number(h)) return numpy_number(h);
-  // Integers of other kinds (numpy's among them) have __index__; so have numpy's arrays, whose
-  // __index__ refuses any but a one-element integer array.
+  // Integers of other kinds have __index__; so have numpy's arrays, whose __index__ refuses any
+  // but a one-element integer array.
   if (PyIndex_Check(o)) {
     py::int_ i = py::reinterpret_steal<py::int_>(PyNumber_Index(o));
     if (i) return as_scalar(i);
