@@ -62,7 +62,7 @@ class PyFunctionBackward final : public autograd::detail::FunctionBackward {
 
   tensor_list backward(tensor_list grads, tensor_list saved,
                        std::vector<bool> needs_input_grad) override {
-    const std::string what = "the backward of " + name_;
+    auto what = [&] { return "the backward of " + name_; };  // made only for an error
     CallbackGil gil(what);
     try {
       py::tuple needs(needs_input_grad.size());
@@ -73,7 +73,7 @@ class PyFunctionBackward final : public autograd::detail::FunctionBackward {
           py::reinterpret_borrow<py::object>(fn_)(wrap_all(grads), wrap_all(saved), needs);
       return tensors_or_none(result, name_ + ": backward's result");
     } catch (py::error_already_set& e) {
-      std::string message = what + " raised " + python_error_text(e);
+      std::string message = what() + " raised " + python_error_text(e);
       throw PythonKernelError(std::move(message), std::move(e));
     }
   }
