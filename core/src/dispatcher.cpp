@@ -45,6 +45,12 @@ thread_local int tls_write_lock_depth = 0;
 
 std::string debug_or_unknown(const std::string& d) { return d.empty() ? "(unknown)" : d; }
 
+bool has_alias_annotations(const FunctionSchema& schema) {
+  auto annotated = [](const Argument& a) { return a.alias_info() != nullptr; };
+  return std::any_of(schema.arguments().begin(), schema.arguments().end(), annotated) ||
+         std::any_of(schema.returns().begin(), schema.returns().end(), annotated);
+}
+
 }  // namespace
 
 Dispatcher::Dispatcher() {
@@ -146,8 +152,19 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
 }
 
 RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string debug, TagSet tags) {
+  return register_def(std::move(schema), std::move(debug), tags, AliasAnalysisKind::FROM_SCHEMA);
+}
+
+RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string debug, TagSet tags,
+                                            std::optional<AliasAnalysisKind> alias_analysis) {
   opd_plugin_context* ctx = detail::current_registration_context();
   if (ctx) debug += ctx->suffix;
+  // PyTorch's JIT raises this when it first analyses the operator; having no JIT, we refuse the
+  // def (Note [Alias analysis kind]).
+  OPD_CHECK(alias_analysis == AliasAnalysisKind::FROM_SCHEMA || !has_alias_annotations(schema),
+            "In operator registration: Tried to register operator {} with aliasing information in "
+            "the schema but without AliasAnalysisKind::FROM_SCHEMA. ({})",
+            schema.to_string(), debug_or_unknown(debug));
   WriteLock lock(*this);
   OperatorName name = schema.operator_name();
   check_not_notifying(name);
@@ -178,8 +195,8 @@ RegistrationHandle Dispatcher::register_def(FunctionSchema schema, std::string d
   OperatorEntry& e = existing != operators_.end() ? *existing->second : create(name);
   bool first = !e.has_schema();
   if (first) e.publish_schema(std::move(schema));
-  auto record =
-      e.defs_.insert(e.defs_.begin(), {std::move(debug), ctx ? ctx->owner : nullptr, tags});
+  auto record = e.defs_.insert(
+      e.defs_.begin(), {std::move(debug), ctx ? ctx->owner : nullptr, tags, alias_analysis});
   e.publish_tags();
   ++e.def_and_impl_count_;
   if (first) {

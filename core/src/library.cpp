@@ -29,6 +29,16 @@ OperatorName qualify(OperatorName op, const std::string& ns, Library::Kind kind,
   return op;
 }
 
+// An impl's explicit key must be the library's, if it has one.
+void check_key_agrees(std::optional<DispatchKey> library_key, DispatchKey key, Library::Kind kind,
+                      std::string_view where) {
+  OPD_CHECK(!library_key || *library_key == key,
+            "Explicitly provided dispatch key ({}) is inconsistent with the dispatch key of the "
+            "enclosing {} block ({}).  Please declare a separate {} block for this dispatch key "
+            "and move your impl() there. ({})",
+            to_string(key), to_string(kind), to_string(*library_key), to_string(kind), where);
+}
+
 RegistrationSite site_of(const std::source_location& loc) {
   return {loc.file_name(), static_cast<uint32_t>(loc.line())};
 }
@@ -118,6 +128,16 @@ Library& Library::def(std::string_view schema_text, RegistrationSite site) & {
 }
 
 Library& Library::def(std::string_view schema_text, TagSet tags, RegistrationSite site) & {
+  return def(schema_text, AliasAnalysisKind::FROM_SCHEMA, tags, site);
+}
+
+Library& Library::def(std::string_view schema_text, AliasAnalysisKind alias_analysis, TagSet tags,
+                      std::source_location loc) & {
+  return def(schema_text, alias_analysis, tags, site_of(loc));
+}
+
+Library& Library::def(std::string_view schema_text, AliasAnalysisKind alias_analysis, TagSet tags,
+                      RegistrationSite site) & {
   OPD_CHECK(kind_ != IMPL,
             "Cannot define an operator inside of a IMPL block.  All def()s should be placed in the "
             "(unique) OPD_LIBRARY block for their namespace. ({})",
@@ -131,7 +151,7 @@ Library& Library::def(std::string_view schema_text, TagSet tags, RegistrationSit
   OperatorName name = qualify(schema.operator_name(), ns_, kind_, "schema string");
   if (!(name == schema.operator_name())) schema = std::move(schema).with_name(std::move(name));
   registrations_.push_back(
-      Dispatcher::singleton().register_def(std::move(schema), debug(site), tags));
+      Dispatcher::singleton().register_def(std::move(schema), debug(site), tags, alias_analysis));
   return *this;
 }
 
@@ -142,9 +162,12 @@ Library& Library::def(std::string_view name_or_schema, CppFunction f, std::sourc
             debug(loc));
   auto parsed = parse_schema_or_name(name_or_schema);
   std::optional<FunctionSchema> schema;
+  // As torch::Library: a schema written out is FROM_SCHEMA, an inferred one CONSERVATIVE.
+  AliasAnalysisKind alias_analysis = AliasAnalysisKind::FROM_SCHEMA;
   if (auto* s = std::get_if<FunctionSchema>(&parsed)) {
     schema = std::move(*s);
   } else {
+    alias_analysis = AliasAnalysisKind::CONSERVATIVE;
     OPD_CHECK(f.parsed_inferred_schema() != nullptr,
               "def({}): the schema cannot be inferred from a boxed kernel; give the full schema "
               "({})",
@@ -153,8 +176,8 @@ Library& Library::def(std::string_view name_or_schema, CppFunction f, std::sourc
   }
   OperatorName name = qualify(schema->operator_name(), ns_, kind_, "schema string");
   std::string overload_qualified = name.to_string();
-  auto def_handle =
-      Dispatcher::singleton().register_def(std::move(*schema).with_name(name), debug(loc));
+  auto def_handle = Dispatcher::singleton().register_def(std::move(*schema).with_name(name),
+                                                         debug(loc), TagSet(), alias_analysis);
   register_impl(overload_qualified, DispatchKey::CompositeImplicitAutograd, std::move(f), loc);
   // The def must outlive the impl: insert it below.
   registrations_.insert(registrations_.end() - 1, std::move(def_handle));
@@ -173,11 +196,7 @@ Library& Library::impl(std::string_view name, DispatchKey key, CppFunction f,
 Library& Library::impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
                        RegistrationSite site) & {
   if (!key) return register_impl(name, key_, std::move(f), site);
-  OPD_CHECK(!key_ || *key_ == *key,
-            "Explicitly provided dispatch key ({}) is inconsistent with the dispatch key of the "
-            "enclosing {} block ({}).  Please declare a separate {} block for this dispatch key "
-            "and move your impl() there. ({})",
-            to_string(*key), to_string(kind_), to_string(*key_), to_string(kind_), debug(site));
+  check_key_agrees(key_, *key, kind_, debug(site));
   return register_impl(name, key, std::move(f), site);
 }
 
@@ -186,16 +205,27 @@ Library& Library::register_impl(std::string_view name, std::optional<DispatchKey
   return register_impl(name, key, std::move(f), site_of(loc));
 }
 
+Library& Library::impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
+                       RegistrationDebug debug) & {
+  if (key) check_key_agrees(key_, *key, kind_, debug.text);
+  return register_kernel(name, key ? key : key_, std::move(f), std::string(debug.text));
+}
+
 Library& Library::register_impl(std::string_view name, std::optional<DispatchKey> key,
                                 CppFunction f, RegistrationSite site) {
+  return register_kernel(name, key, std::move(f), debug(site));
+}
+
+Library& Library::register_kernel(std::string_view name, std::optional<DispatchKey> key,
+                                  CppFunction f, std::string debug) {
   OPD_CHECK(ns_ != "_", "impl({}): an IMPL library of namespace _ can only register fallbacks ({})",
-            name, debug(site));
+            name, debug);
   OperatorName op = qualify(parse_operator_name(name), ns_, kind_, "operator name");
   // Inside a plugin: only on a key its manifest declares (Note [Declared dispatch keys]).
   detail::check_declared_key(key.value_or(DispatchKey::CompositeImplicitAutograd),
                              "a kernel for " + op.to_string());
   registrations_.push_back(Dispatcher::singleton().register_impl(
-      std::move(op), key, f.kernel(), f.signature(), f.parsed_inferred_schema(), debug(site)));
+      std::move(op), key, f.kernel(), f.signature(), f.parsed_inferred_schema(), std::move(debug)));
   return *this;
 }
 

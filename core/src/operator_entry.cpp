@@ -86,6 +86,12 @@ std::string OperatorEntry::schema_debug() const {
   return schema_debug_locked();
 }
 
+std::optional<AliasAnalysisKind> OperatorEntry::alias_analysis() const {
+  Dispatcher::WriteLock lock(Dispatcher::singleton());
+  if (defs_.empty()) return std::nullopt;
+  return defs_.front().alias_analysis.value_or(AliasAnalysisKind::CONSERVATIVE);
+}
+
 int OperatorEntry::def_count() const {
   Dispatcher::WriteLock lock(Dispatcher::singleton());
   return static_cast<int>(defs_.size());
@@ -250,8 +256,13 @@ std::string OperatorEntry::dump_state() const {
 std::string OperatorEntry::dump_state_locked() const {
   std::string out = fmt::format("name: {}\n", name_.to_string());
   if (const FunctionSchema* s = schema_or_null()) {
-    out += fmt::format("schema: {}\ndebug: {}\n", s->to_string(), schema_debug_locked());
-    if (TagSet tags = defs_.front().tags; !tags.empty()) out += "tags: " + to_string(tags) + "\n";
+    const DefRecord& def = defs_.front();
+    // PyTorch's line, "(default)" marking a def that gave no kind (Note [Alias analysis kind]).
+    out +=
+        fmt::format("schema: {}\ndebug: {}\nalias analysis kind: {}{}\n", s->to_string(), def.debug,
+                    to_string(def.alias_analysis.value_or(AliasAnalysisKind::CONSERVATIVE)),
+                    def.alias_analysis ? "" : " (default)");
+    if (!def.tags.empty()) out += "tags: " + to_string(def.tags) + "\n";
   } else {
     out += "schema: (none)\n";
   }

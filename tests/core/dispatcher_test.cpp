@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/dispatch_helpers.h"
+#include "error_text.h"
 #include "opd/error.h"
 #include "opd/kernel_function.h"
 #include "opd/library.h"
@@ -1209,9 +1210,10 @@ TEST(DispatcherDump, DumpStateFormat) {
             "name: test_dispatcher_dump::foo\n"
             "schema: test_dispatcher_dump::foo(Tensor x) -> Tensor\n"
             "debug: " +
-                d.site + "\nCPU: " + b.site + s + "CPU (inactive): " + a.site + s +
-                "CUDA: " + boxed.site + " :: (none) [ boxed ]\n" + "AutogradCPU: " + ag.site + s +
-                "CompositeImplicitAutograd[alias]: " + cia.site + s);
+                d.site + "\nalias analysis kind: FROM_SCHEMA\nCPU: " + b.site + s +
+                "CPU (inactive): " + a.site + s + "CUDA: " + boxed.site + " :: (none) [ boxed ]\n" +
+                "AutogradCPU: " + ag.site + s + "CompositeImplicitAutograd[alias]: " + cia.site +
+                s);
 }
 
 TEST(DispatcherDump, DumpStateOfADefOnly) {
@@ -1221,7 +1223,39 @@ TEST(DispatcherDump, DumpStateOfADefOnly) {
             "name: test_dispatcher_dump2::foo.bar\n"
             "schema: test_dispatcher_dump2::foo.bar(Tensor x, *, int n=1) -> Tensor\n"
             "debug: " +
-                d.site + "\n");
+                d.site + "\nalias analysis kind: FROM_SCHEMA\n");
+}
+
+// Note [Alias analysis kind]: the kind a def gives is shown under its debug line; one that
+// gives none shows PyTorch's "CONSERVATIVE (default)". An aliasing schema needs FROM_SCHEMA:
+// the refused def leaves no operator behind.
+TEST(DispatcherDump, DumpStateShowsTheAliasAnalysisKind) {
+  const OperatorName foo{"test_dispatcher_alias::foo", ""};
+  const std::string schema = "test_dispatcher_alias::foo(Tensor x) -> Tensor";
+  const std::string head = "name: test_dispatcher_alias::foo\nschema: " + schema + "\ndebug: d\n";
+  for (auto [kind, line] : std::vector<std::pair<std::optional<AliasAnalysisKind>, std::string>>{
+           {AliasAnalysisKind::FROM_SCHEMA, "FROM_SCHEMA"},
+           {AliasAnalysisKind::CONSERVATIVE, "CONSERVATIVE"},
+           {AliasAnalysisKind::PURE_FUNCTION, "PURE_FUNCTION"},
+           {std::nullopt, "CONSERVATIVE (default)"}}) {
+    RegistrationHandle h = dispatcher().register_def(parse_schema(schema), "d", TagSet(), kind);
+    EXPECT_EQ(state(foo), head + "alias analysis kind: " + line + "\n");
+    EXPECT_EQ(handle(foo).entry().alias_analysis(), kind.value_or(AliasAnalysisKind::CONSERVATIVE));
+  }
+  EXPECT_FALSE(dispatcher().find_op(foo));
+
+  for (std::optional<AliasAnalysisKind> kind :
+       {std::optional(AliasAnalysisKind::PURE_FUNCTION), std::optional<AliasAnalysisKind>()}) {
+    EXPECT_EQ(test_util::error_text<Error>([&] {
+                (void)dispatcher().register_def(
+                    parse_schema("test_dispatcher_alias::foo(Tensor(a) x) -> Tensor(a)"), "d",
+                    TagSet(), kind);
+              }),
+              "In operator registration: Tried to register operator "
+              "test_dispatcher_alias::foo(Tensor(a) x) -> Tensor(a) with aliasing information in "
+              "the schema but without AliasAnalysisKind::FROM_SCHEMA. (d)");
+  }
+  EXPECT_FALSE(dispatcher().find_op(foo));
 }
 
 TEST(DispatcherDump, CheckInvariantsHoldsThroughAMixOfRegistrations) {

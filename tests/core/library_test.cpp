@@ -691,5 +691,90 @@ TEST(Library, DuplicateDefErrorNamesBothCallSites) {
   EXPECT_EQ(lib.registration_count(), 1u);
 }
 
+// Note [Alias analysis kind]: a def gives FROM_SCHEMA unless it says otherwise, a def whose
+// schema is inferred from its kernel CONSERVATIVE; the dump shows the kind under the debug line,
+// as PyTorch's _dispatch_dump does.
+TEST(Library, DefRecordsItsAliasAnalysisKind) {
+  Library lib(Library::FRAGMENT, "test_library_alias");
+  lib.def("plain(Tensor x) -> Tensor");
+  const int plain_line = __LINE__ - 1;
+  lib.def("pure(Tensor x) -> Tensor", AliasAnalysisKind::PURE_FUNCTION);
+  lib.def("cons(Tensor x) -> Tensor", AliasAnalysisKind::CONSERVATIVE, {Tag::core});
+  lib.def("py(Tensor x) -> Tensor", AliasAnalysisKind::PURE_FUNCTION, TagSet(),
+          RegistrationSite{"t.py", 3});
+  lib.def("inferred", &identity);
+  lib.def("written(Tensor x) -> Tensor", &identity);
+  auto kind = [](const char* name) { return find(name)->entry().alias_analysis(); };
+  EXPECT_EQ(kind("test_library_alias::plain"), AliasAnalysisKind::FROM_SCHEMA);
+  EXPECT_EQ(kind("test_library_alias::pure"), AliasAnalysisKind::PURE_FUNCTION);
+  EXPECT_EQ(kind("test_library_alias::cons"), AliasAnalysisKind::CONSERVATIVE);
+  EXPECT_EQ(kind("test_library_alias::py"), AliasAnalysisKind::PURE_FUNCTION);
+  EXPECT_EQ(kind("test_library_alias::inferred"), AliasAnalysisKind::CONSERVATIVE);
+  EXPECT_EQ(kind("test_library_alias::written"), AliasAnalysisKind::FROM_SCHEMA);
+  EXPECT_EQ(find("test_library_alias::plain")->dump_state(),
+            "name: test_library_alias::plain\n"
+            "schema: test_library_alias::plain(Tensor x) -> Tensor\n"
+            "debug: " +
+                at_line(plain_line) + "\nalias analysis kind: FROM_SCHEMA\n");
+  EXPECT_THAT(find("test_library_alias::cons")->dump_state(),
+              HasSubstr("\nalias analysis kind: CONSERVATIVE\ntags: core\n"));
+  EXPECT_THAT(find("test_library_alias::py")->dump_state(),
+              HasSubstr("debug: registered at t.py:3\nalias analysis kind: PURE_FUNCTION\n"));
+  EXPECT_THAT(find("test_library_alias::inferred")->dump_state(),
+              HasSubstr("\nalias analysis kind: CONSERVATIVE\nCompositeImplicitAutograd[alias]"));
+}
+
+// A schema whose annotations say what aliases what contradicts any kind but FROM_SCHEMA:
+// refused with the error PyTorch's JIT raises for it, naming the site, and nothing is left.
+TEST(Library, AliasAnnotationsRequireFromSchema) {
+  Library lib(Library::FRAGMENT, "test_library_alias2");
+  for (auto k : {AliasAnalysisKind::CONSERVATIVE, AliasAnalysisKind::PURE_FUNCTION}) {
+    EXPECT_EQ(test_util::error_text<Error>([&] {
+                lib.def("f(Tensor(a!) x) -> Tensor(a!)", k, {}, RegistrationSite{"t.py", 4});
+              }),
+              "In operator registration: Tried to register operator "
+              "test_library_alias2::f(Tensor(a!) x) -> Tensor(a!) with aliasing information in "
+              "the schema but without AliasAnalysisKind::FROM_SCHEMA. (registered at t.py:4)");
+    EXPECT_THAT(
+        test_util::error_text<Error>([&] { lib.def("g(Tensor(a) x) -> Tensor(a)", k, {}); }),
+        HasSubstr("test_library_alias2::g(Tensor(a) x) -> Tensor(a) with aliasing "
+                  "information"));
+    EXPECT_THAT(test_util::error_text<Error>(
+                    [&] { lib.def("h(Tensor x, *, Tensor(a!)[] out) -> ()", k, {}); }),
+                HasSubstr("without AliasAnalysisKind::FROM_SCHEMA."));
+  }
+  EXPECT_FALSE(find("test_library_alias2::f"));
+  EXPECT_EQ(lib.registration_count(), 0u);
+  lib.def("f(Tensor(a!) x) -> Tensor(a!)", AliasAnalysisKind::FROM_SCHEMA);
+  EXPECT_EQ(find("test_library_alias2::f")->entry().alias_analysis(),
+            AliasAnalysisKind::FROM_SCHEMA);
+}
+
+// RegistrationDebug names a kernel outright, as torch's CppFunction::debug: the dump and the
+// computed table show the text instead of the site, and the library's key rules still hold.
+TEST(Library, ImplWithAnExplicitDebugText) {
+  Library lib(Library::FRAGMENT, "test_library_debug");
+  lib.def("foo(Tensor x) -> Tensor");
+  lib.impl("foo", DK::CPU, CppFunction(&identity), RegistrationDebug{"fn_cpu"});
+  lib.impl("foo", std::nullopt, CppFunction(&identity2), RegistrationDebug{"fn_math"});
+  auto op = find("test_library_debug::foo");
+  EXPECT_THAT(op->dump_state(), HasSubstr("\nCPU: fn_cpu :: (Tensor _0) -> Tensor _0 [ boxed "
+                                          "unboxed ]\nCompositeImplicitAutograd[alias]: fn_math "
+                                          ":: (Tensor _0) -> Tensor _0 [ boxed unboxed ]\n"));
+  EXPECT_THAT(op->dump_computed_table(), HasSubstr("CPU: fn_cpu [kernel]\n"));
+  EXPECT_THAT(op->dump_computed_table(), HasSubstr("CUDA: fn_math [math kernel]\n"));
+
+  Library impl(Library::IMPL, "test_library_debug", DK::Meta);
+  impl.impl("foo", std::nullopt, CppFunction(&identity), RegistrationDebug{"fn_meta"});
+  EXPECT_THAT(op->dump_state(), HasSubstr("\nMeta: fn_meta :: "));
+  EXPECT_THAT(test_util::error_text<Error>([&] {
+                impl.impl("foo", DK::CPU, CppFunction(&identity), RegistrationDebug{"fn_x"});
+              }),
+              HasSubstr("Explicitly provided dispatch key (CPU) is inconsistent with the dispatch "
+                        "key of the enclosing IMPL block (Meta).  Please declare a separate IMPL "
+                        "block for this dispatch key and move your impl() there. (fn_x)"));
+  EXPECT_EQ(impl.registration_count(), 1u);
+}
+
 }  // namespace
 }  // namespace opd

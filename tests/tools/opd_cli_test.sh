@@ -40,6 +40,8 @@ check "dump shows the plugin of each kernel" 0 "(plugin example 0.1.0) [kernel]"
 check "dump --json" 0 '"computed_table"' -- "$opd" dump --json example::scale
 check "dump shows the definition's tags" 0 "tags: nondeterministic_seeded" -- "$opd" dump aten::rand
 check "dump --json lists the tags" 0 '"nondeterministic_seeded"' -- "$opd" dump --json aten::rand
+check "dump shows the alias analysis kind" 0 "alias analysis kind: FROM_SCHEMA" -- "$opd" dump aten::add.Tensor
+check "dump --json gives the alias analysis kind" 0 '"alias_analysis": "FROM_SCHEMA"' -- "$opd" dump --json aten::add.Tensor
 check "dump of an unknown operator fails" 1 "no operator named nope::nope" -- "$opd" dump nope::nope
 check "plugins lists manifests" 0 "example" -- "$opd" plugins
 check "plugins --json" 0 '"state": "available"' -- "$opd" plugins --json

@@ -17,6 +17,12 @@ nlohmann::json tag_names(const OperatorHandle& op) {
   return out;
 }
 
+// The definition's alias analysis kind ("FROM_SCHEMA"); null without a schema.
+nlohmann::json alias_analysis_name(const OperatorHandle& op) {
+  auto kind = op.entry().alias_analysis();
+  return kind ? nlohmann::json(std::string(to_string(*kind))) : nlohmann::json(nullptr);
+}
+
 }  // namespace
 
 void add_ops(CLI::App& app, int& exit_code) {
@@ -63,6 +69,7 @@ void add_dump(CLI::App& app, int& exit_code) {
       nlohmann::json out = {{"name", op->operator_name().to_string()},
                             {"schema", op->has_schema() ? op->schema().to_string() : ""},
                             {"tags", tag_names(*op)},
+                            {"alias_analysis", alias_analysis_name(*op)},
                             {"state", op->dump_state()},
                             {"computed_table", op->dump_computed_table()}};
       std::cout << out.dump(2) << "\n";

@@ -234,6 +234,11 @@ class OPD_API Dispatcher {
   RegistrationHandle register_def(FunctionSchema schema, std::string debug);
   // The same with the definition's tags (Note [Operator tags]).
   RegistrationHandle register_def(FunctionSchema schema, std::string debug, TagSet tags);
+  // The same with its alias analysis kind (Note [Alias analysis kind]; the overloads above give
+  // FROM_SCHEMA, nullopt gives none). Also throws Error when the schema has alias annotations
+  // and the kind is not FROM_SCHEMA.
+  RegistrationHandle register_def(FunctionSchema schema, std::string debug, TagSet tags,
+                                  std::optional<AliasAnalysisKind> alias_analysis);
   // `key` nullopt registers to CompositeImplicitAutograd (PyTorch's catch-all). Throws Error when
   // the inferred schema or C++ signature disagrees with the def or another kernel.
   RegistrationHandle register_impl(OperatorName op, std::optional<DispatchKey> key,

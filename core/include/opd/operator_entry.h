@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "opd/alias_analysis.h"
 #include "opd/boxing.h"
 #include "opd/dispatch_key_set.h"
 #include "opd/function_schema.h"
@@ -69,6 +70,9 @@ class OPD_API OperatorEntry {
   TagSet tags() const { return TagSet::from_raw(tags_.load(std::memory_order_acquire)); }
   // Where the active def came from; empty without a schema.
   std::string schema_debug() const;
+  // The active def's alias analysis kind (Note [Alias analysis kind]), CONSERVATIVE when it gave
+  // none; nullopt without a schema.
+  std::optional<AliasAnalysisKind> alias_analysis() const;
   int def_count() const;
   int def_and_impl_count() const;
 
@@ -180,6 +184,8 @@ class OPD_API OperatorEntry {
     std::string debug;
     std::shared_ptr<void> owner;
     TagSet tags;
+    // nullopt: the def gave none (CONSERVATIVE, dumped as the default).
+    std::optional<AliasAnalysisKind> alias_analysis;
   };
   // Published under the registration mutex; read without it by calls (argument checks, boxed
   // kernels reading op.schema()). Removing the last def unpublishes it and retires its owner,

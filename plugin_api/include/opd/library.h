@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "opd/alias_analysis.h"
 #include "opd/boxing.h"
 #include "opd/dispatch_key.h"
 #include "opd/export.h"
@@ -124,6 +125,13 @@ struct RegistrationSite {
   uint32_t line = 0;
 };
 
+// A kernel registration's debug text given outright ("fn_cpu"), as torch's
+// CppFunction::debug: dumps and errors show it where they would show "registered at
+// <file>:<line>". For test tools that name kernels (opdispatch._C._dispatch_library).
+struct RegistrationDebug {
+  std::string_view text;
+};
+
 // A set of registrations for one namespace, undone when the Library is destroyed or reset().
 //   DEF:      defines operators of `ns`; one per namespace in the process.
 //   FRAGMENT: defines more operators of `ns`; any number.
@@ -150,6 +158,13 @@ class OPD_API Library {
   // {Tag::pointwise}), as torch::Library::def(schema, {at::Tag::pointwise}).
   Library& def(std::string_view schema, TagSet tags,
                std::source_location loc = std::source_location::current()) &;
+  // With the definition's alias analysis kind (Note [Alias analysis kind]), as
+  // torch::Library::def(torch::schema("foo(Tensor x) -> Tensor", AliasAnalysisKind::...)). The
+  // overloads without one give FROM_SCHEMA, or CONSERVATIVE when the schema is inferred from
+  // the kernel. Throws Error when the schema has alias annotations and the kind is not
+  // FROM_SCHEMA.
+  Library& def(std::string_view schema, AliasAnalysisKind alias_analysis, TagSet tags = {},
+               std::source_location loc = std::source_location::current()) &;
   Library& def(std::string_view name_or_schema, CppFunction f,
                std::source_location loc = std::source_location::current()) &;
   // Registers a kernel for `name` ("foo" or "foo.overload") to the library's key, or
@@ -168,8 +183,13 @@ class OPD_API Library {
   Library(Kind kind, std::string ns, std::optional<DispatchKey> key, RegistrationSite site);
   Library& def(std::string_view schema, RegistrationSite site) &;
   Library& def(std::string_view schema, TagSet tags, RegistrationSite site) &;
+  Library& def(std::string_view schema, AliasAnalysisKind alias_analysis, TagSet tags,
+               RegistrationSite site) &;
   Library& impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
                 RegistrationSite site) &;
+  // The same with the kernel's debug text given outright (see RegistrationDebug).
+  Library& impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
+                RegistrationDebug debug) &;
   Library& fallback(CppFunction f, RegistrationSite site) &;
 
   // Undoes every registration of this library, newest first.
@@ -187,6 +207,9 @@ class OPD_API Library {
                          std::source_location loc);
   Library& register_impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
                          RegistrationSite site);
+  // The impl itself, with the registration's debug text.
+  Library& register_kernel(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
+                           std::string debug);
 
   Kind kind_;
   std::string ns_;
