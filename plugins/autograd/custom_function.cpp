@@ -38,6 +38,8 @@ class CustomFunctionNode final : public Node {
   std::string name() const override { return backward_->name(); }
   // The engine passes zeros for outputs that got no gradient unless set_materialize_grads(false).
   bool materializes_grads() const override { return materialize_grads_; }
+  // Called even when every gradient is missing, as PyTorch's CppNode and PyNode are.
+  bool runs_without_grads() const override { return true; }
   void release_variables() override {
     MutexLock lock(mu_);
     for (SavedVariable& v : saved_) v.reset_data();

@@ -170,7 +170,7 @@ variable_list run_backward(const std::vector<Edge>& roots, variable_list grad_ro
     bool any_defined = false;
     for (const Tensor& g : inputs) any_defined = any_defined || g.defined();
     variable_list grads;
-    if (any_defined) {
+    if (any_defined || node->runs_without_grads()) {
       // A formula may read every incoming gradient: missing ones are zeros (unless the node
       // takes them undefined: a custom function's set_materialize_grads(false)).
       for (size_t i = 0; i < node->num_inputs() && node->materializes_grads(); ++i) {

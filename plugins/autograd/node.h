@@ -58,6 +58,9 @@ class Node {
   virtual void release_variables() {}
   // Whether apply receives zeros for the inputs that got no gradient (true) or undefined tensors.
   virtual bool materializes_grads() const { return true; }
+  // Whether apply runs when no input got a gradient (a custom function's backward, as PyTorch
+  // calls it) rather than being skipped, its outputs undefined (a formula's result would be).
+  virtual bool runs_without_grads() const { return false; }
 
   const edge_list& next_edges() const { return next_edges_; }
   edge_list& mutable_next_edges() { return next_edges_; }

@@ -2,11 +2,17 @@
 the backward pass are the autograd plugin's; gradient mode is per thread."""
 
 import functools as _functools
+import warnings as _warnings
 
 from . import _C
+from . import ops as _ops
 
 __all__ = ["grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "set_fallback_mode", "get_fallback_mode", "Function", "FunctionCtx"]
+           "set_fallback_mode", "get_fallback_mode", "Function", "FunctionCtx", "UndefinedGrad"]
+
+# torch._C._functions.UndefinedGrad: ``UndefinedGrad()(x)`` is a copy of x whose gradient
+# reaches x's history undefined (None), for tests of how backward handles a missing gradient.
+UndefinedGrad = _C._functions.UndefinedGrad
 
 is_grad_enabled = _C.is_grad_enabled
 
@@ -102,6 +108,9 @@ class FunctionCtx:
         self._dirty = ()
         self._non_differentiable = ()
         self._materialize_grads = True
+        # torch 2.x's: False passes None for the outputs marked non-differentiable (or of a
+        # dtype without gradients) even while grads are materialized.
+        self._materialize_non_diff_grads = True
         self._saved = None
         self.needs_input_grad = ()
 
@@ -120,7 +129,7 @@ class FunctionCtx:
 
     def set_materialize_grads(self, value):
         """Whether backward receives zeros (True, the default) or None for outputs that got no
-        gradient."""
+        gradient. Read when backward runs, as torch does."""
         self._materialize_grads = bool(value)
 
     @property
@@ -140,6 +149,20 @@ class Function:
     autograd plugin's, named ``<Class>Backward``. Keep tensors for backward with
     ``ctx.save_for_backward``: a tensor set as another attribute of ctx that is an output (or
     leads to one) makes a cycle through the graph, which is never freed."""
+
+    def __init__(self, *args, **kwargs):
+        _warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are "
+            "all static, so you should invoke them on the class itself. Instantiating an "
+            "autograd function will raise an error in a future version of PyTorch.",
+            DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        # The legacy style (an instance with a non-static forward, called): torch's error.
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. "
+            "Please use new-style autograd function with static forward method. "
+            "(Example: https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(*args, **kwargs):
@@ -179,12 +202,22 @@ class Function:
         outputs = output if is_tuple else (output,)
         tensor_positions = [i for i, o in enumerate(outputs) if isinstance(o, tensor_type)]
         num_outputs = len(outputs)
+        # Per tensor output once recorded: what a zero gradient for it is, and whether it is
+        # differentiable (torch's output_info and was_default_constructed).
+        output_info = []
 
-        # Holds ctx, never the outputs: the node that holds it is their grad_fn.
+        # Holds ctx, never the outputs: the node that holds it is their grad_fn. The node
+        # passes missing gradients as None; they are materialized here, as ctx says when
+        # backward runs (torch's PyNode::apply).
         def backward(grads, saved, needs_input_grad):
             # One gradient per tensor output in; None at the other outputs' places.
             all_grads = [None] * num_outputs
-            for i, g in zip(tensor_positions, grads):
+            materialize = ctx._materialize_grads
+            non_diff = ctx._materialize_non_diff_grads
+            for i, g, (shape, dtype, device, differentiable) in zip(
+                    tensor_positions, grads, output_info):
+                if g is None and materialize and (differentiable or non_diff):
+                    g = _ops.aten.zeros.default(list(shape), dtype=dtype, device=device)
                 all_grads[i] = g
             ctx._saved = saved
             ctx.needs_input_grad = _per_argument(is_variable, needs_input_grad)
@@ -197,11 +230,14 @@ class Function:
         wrapped = _C._record_function(
             backward, cls.__name__ + "Backward", record, inputs, is_variable,
             [outputs[i] for i in tensor_positions], list(ctx._to_save), list(ctx._dirty),
-            list(ctx._non_differentiable), ctx._materialize_grads)
+            list(ctx._non_differentiable), False)
         ctx._to_save = ctx._dirty = ctx._non_differentiable = ()
         result = list(outputs)
         for i, t in zip(tensor_positions, wrapped):
             result[i] = t
+            if record:
+                # Recorded, an output requires grad exactly when it is differentiable.
+                output_info.append((t.shape, t.dtype, t.device, t.requires_grad))
         return tuple(result) if is_tuple else result[0]
 
 

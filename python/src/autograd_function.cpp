@@ -1,10 +1,11 @@
 // opdispatch.autograd.Function's C++ half: the backward of a Python function as the autograd
 // plugin's node calls it (a FunctionBackward, opd/autograd_function.h), and _record_function,
 // which hands a forward's outputs to the plugin. The Python half (ctx, apply) is
-// opdispatch/autograd.py.
+// opdispatch/autograd.py. Also _functions.UndefinedGrad, torch's testing helper.
 
 #include "opd/autograd_function.h"
 
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -17,6 +18,7 @@
 #include "convert.h"
 #include "gil.h"
 #include "kernel.h"
+#include "opd/autograd.h"
 
 namespace py = pybind11;
 
@@ -83,9 +85,53 @@ class PyFunctionBackward final : public autograd::detail::FunctionBackward {
   std::string name_;
 };
 
+// The backward of UndefinedGrad: an undefined gradient for its one input, whatever came in.
+class UndefinedGradBackward final : public autograd::detail::FunctionBackward {
+ public:
+  std::string name() const override { return "UndefinedGradBackward"; }
+  tensor_list backward(tensor_list, tensor_list, std::vector<bool>) override {
+    return tensor_list(1);
+  }
+};
+
+// torch._C._functions.UndefinedGrad: called on one tensor, a copy of it whose gradient reaches
+// the tensor's history undefined, as if the graph had given none; for tests of how backward
+// functions and the engine treat a missing gradient.
+struct UndefinedGrad {
+  py::object call(const py::args& args) const {
+    if (args.size() != 1) {
+      throw py::type_error(fmt::format("expected 1 arguments, got {} instead", args.size()));
+    }
+    const Tensor* input = unwrap(args[0]);
+    if (input == nullptr) throw py::type_error("argument 0 is not a Variable");
+    autograd::detail::FunctionRecord r;
+    r.backward = IValue::make_capsule(std::string(autograd::detail::kFunctionBackwardCapsule),
+                                      std::make_shared<UndefinedGradBackward>());
+    r.record = is_grad_enabled() && autograd::detail::input_requires_grad(*input);
+    r.inputs = {*input};
+    r.is_variable_input = {true};
+    tensor_list out;
+    {
+      py::gil_scoped_release release;
+      {
+        NoGradGuard no_grad;
+        r.outputs = {opd::clone(*input)};
+      }
+      out = autograd::detail::record_function(std::move(r));
+    }
+    return wrap(out.at(0));
+  }
+};
+
 }  // namespace
 
 void bind_autograd_function(py::module_& m) {
+  py::module_ functions = m.def_submodule(
+      "_functions", "Autograd functions written in C++ (torch._C._functions): UndefinedGrad.");
+  py::class_<UndefinedGrad>(functions, "UndefinedGrad")
+      .def(py::init<>())
+      .def("__call__", &UndefinedGrad::call);
+
   m.def("_record_function",
         [](py::object backward, std::string name, bool record, py::handle inputs,
            std::vector<bool> is_variable_input, py::handle outputs, py::handle to_save,

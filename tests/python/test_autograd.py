@@ -1,7 +1,7 @@
 """opdispatch.autograd's fallback for operators without an autograd kernel (the three modes
 and their texts, version bumps of written arguments, and what is left alone), custom
 Functions (as torch.autograd.Function: gradients, the ctx API, PyTorch's errors, the node's
-name) and custom_op's register_autograd."""
+name, materialized and missing gradients, UndefinedGrad) and custom_op's register_autograd."""
 
 import warnings
 
@@ -287,6 +287,150 @@ def test_set_materialize_grads_false():
     Two.apply(x)[0].sum().backward()
     assert Two.got is None
     assert x.grad.tolist() == [1.0, 1.0]
+
+
+LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use "
+          "new-style autograd function with static forward method. (Example: "
+          "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+
+def test_calling_a_function_instance_is_torchs_legacy_function_error():
+    class Legacy(Function):
+        def forward(self, x):  # the legacy style: an instance method
+            return x * 2
+
+        def backward(self, g):
+            return g * 2
+
+    with pytest.warns(DeprecationWarning, match=r"^<class '.*Legacy'> should not be "
+                                                r"instantiated. Methods on autograd functions "
+                                                r"are all static"):
+        f = Legacy()
+    with pytest.raises(RuntimeError) as info:
+        f(opd.ones(2, requires_grad=True))
+    assert str(info.value) == LEGACY
+    with pytest.warns(DeprecationWarning), pytest.raises(RuntimeError) as info:
+        Scale()(opd.ones(2), 2.0)  # a new-style Function called through an instance: the same
+    assert str(info.value) == LEGACY
+
+
+class Recorder(Function):
+    """Two outputs, the second marked non-differentiable when ``mark`` is given; ctx flags set
+    from ``flags``; backward records what it receives and returns the first gradient (or
+    ones when it got none)."""
+    got = []
+
+    @staticmethod
+    def forward(ctx, x, flags):
+        a, b = x * 2, x * 3
+        if flags.get("mark"):
+            ctx.mark_non_differentiable(b)
+        if "materialize" in flags:
+            ctx.set_materialize_grads(flags["materialize"])
+        if "non_diff" in flags:
+            ctx._materialize_non_diff_grads = flags["non_diff"]
+        return a, b
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        Recorder.got.append((ga, gb))
+        return (opd.ones(2) if ga is None else ga), None
+
+
+def recorded(flags, grad_of_a=True):
+    Recorder.got = []
+    x = opd.ones(2, requires_grad=True)
+    a, b = Recorder.apply(x, flags)
+    if grad_of_a:
+        a.sum().backward()
+    else:
+        opd.autograd.UndefinedGrad()(a).sum().backward()
+    ((ga, gb),) = Recorder.got
+    return ga, gb, x.grad
+
+
+def test_materialize_non_diff_grads_false_passes_none_for_non_differentiable_outputs():
+    # torch (2.x, where ctx._materialize_non_diff_grads exists): the marked output's gradient
+    # is None; materialized (zeros) while the flag is left alone; None with materialize off.
+    ga, gb, _ = recorded({"mark": True, "non_diff": False})
+    assert ga.tolist() == [1.0, 1.0] and gb is None
+    ga, gb, _ = recorded({"mark": True})
+    assert gb.tolist() == [0.0, 0.0] and gb.dtype == opd.float32
+    ga, gb, _ = recorded({"mark": True, "materialize": False})
+    assert gb is None
+    # A differentiable output's missing gradient is still materialized.
+    ga, gb, _ = recorded({"non_diff": False})
+    assert gb.tolist() == [0.0, 0.0]
+
+
+def test_non_diff_grads_of_an_integer_output_follow_the_flag():
+    class WithIndex(Function):
+        got = None
+
+        @staticmethod
+        def forward(ctx, x, materialize_non_diff):
+            ctx._materialize_non_diff_grads = materialize_non_diff
+            return x * 2, opd.zeros(3, dtype=opd.int64)
+
+        @staticmethod
+        def backward(ctx, g, g_index):
+            WithIndex.got = g_index
+            return g * 2, None
+
+    WithIndex.apply(opd.ones(2, requires_grad=True), True)[0].sum().backward()
+    assert WithIndex.got.tolist() == [0, 0, 0] and WithIndex.got.dtype == opd.int64
+    WithIndex.apply(opd.ones(2, requires_grad=True), False)[0].sum().backward()
+    assert WithIndex.got is None
+
+
+def test_undefined_grad_reaches_backward_as_zeros_or_none():
+    # UndefinedGrad (torch._C._functions.UndefinedGrad) leaves every gradient of the function
+    # undefined; its backward still runs, as torch's does.
+    ga, gb, x_grad = recorded({}, grad_of_a=False)
+    assert ga.tolist() == [0.0, 0.0] and gb.tolist() == [0.0, 0.0]
+    assert x_grad.tolist() == [0.0, 0.0]
+    ga, gb, x_grad = recorded({"materialize": False}, grad_of_a=False)
+    assert ga is None and gb is None
+    assert x_grad.tolist() == [1.0, 1.0]  # what backward returned for a missing gradient
+
+
+def test_set_materialize_grads_is_read_when_backward_runs():
+    class Late(Function):
+        got = []
+
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            Late.got.append(g2)
+            ctx.set_materialize_grads(False)
+            return g1
+
+    y = Late.apply(opd.tensor(1.0, requires_grad=True))[0]
+    y.backward(retain_graph=True)
+    y.backward()
+    assert Late.got[0].tolist() == 0.0 and Late.got[1] is None
+
+
+def test_undefined_grad_as_torchs():
+    UndefinedGrad = opd.autograd.UndefinedGrad
+    assert opd._C._functions.UndefinedGrad is UndefinedGrad
+    x = opd.tensor([1.0, 2.0], requires_grad=True)
+    y = UndefinedGrad()(x)
+    assert y.tolist() == [1.0, 2.0] and y.data_ptr() != x.data_ptr()
+    assert y.grad_fn.name() == "UndefinedGradBackward"
+    (y * 2).sum().backward()
+    assert x.grad is None  # the gradient reached x undefined
+    plain = UndefinedGrad()(opd.ones(2))
+    assert not plain.requires_grad and plain.grad_fn is None
+    with pytest.raises(TypeError, match=r"^expected 1 arguments, got 2 instead$"):
+        UndefinedGrad()(x, x)
+    with pytest.raises(TypeError, match=r"^expected 1 arguments, got 0 instead$"):
+        UndefinedGrad()()
+    with pytest.raises(TypeError, match=r"^argument 0 is not a Variable$"):
+        UndefinedGrad()(1.0)
 
 
 def test_wrong_gradient_count_and_non_tensor_gradients_are_errors():

@@ -185,6 +185,40 @@ TEST_F(CustomFunction, SetMaterializeGradsFalsePassesUndefinedGradients) {
   EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{1, 1}));
 }
 
+// Passes no gradient on: what it returns reaches its input's history undefined (PyTorch's
+// UndefinedGrad).
+struct DropsGradient : autograd::Function<DropsGradient> {
+  static Tensor forward(AutogradContext*, const Tensor& x) { return x * 1.0; }
+  static tensor_list backward(AutogradContext*, tensor_list) { return {Tensor()}; }
+};
+
+// Counts its backward calls and returns ones whatever it receives.
+struct CountsBackward : autograd::Function<CountsBackward> {
+  static inline int calls = 0;
+  static inline bool got_zeros = false;
+  static Tensor forward(AutogradContext* ctx, const Tensor& x, bool materialize) {
+    ctx->set_materialize_grads(materialize);
+    return x * 1.0;
+  }
+  static tensor_list backward(AutogradContext*, tensor_list grads) {
+    ++calls;
+    got_zeros = grads[0].defined() && grads[0].sum().item<float>() == 0.0f;
+    return {ones({2}), Tensor()};
+  }
+};
+
+TEST_F(CustomFunction, BackwardRunsWhenNoGradientReachedIt) {
+  // As PyTorch's CppNode: called with zeros (or undefined gradients), not skipped.
+  for (bool materialize : {true, false}) {
+    CountsBackward::calls = 0;
+    Tensor x = leaf({2});
+    DropsGradient::apply(CountsBackward::apply(x, materialize)).sum().backward();
+    EXPECT_EQ(CountsBackward::calls, 1);
+    EXPECT_EQ(CountsBackward::got_zeros, materialize);
+    EXPECT_EQ(test::detail::flat(x.grad()), (std::vector<double>{1, 1}));
+  }
+}
+
 // Saves its input, which the caller then changes in place.
 struct SavesInput : autograd::Function<SavesInput> {
   static Tensor forward(AutogradContext* ctx, const Tensor& x) {
