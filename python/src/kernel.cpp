@@ -36,6 +36,8 @@ namespace opd::python {
 
 PythonKernelError::~PythonKernelError() = default;
 
+PythonCallable::~PythonCallable() { release_pyobject(fn_); }
+
 std::string python_error_text(const py::error_already_set& e) {
   std::string type = "an exception";
   if (e.type() && PyType_Check(e.type().ptr())) {
@@ -64,15 +66,14 @@ bool is_backend_key(std::optional<DispatchKey> key) {
 
 class PyKernel final : public OperatorKernel {
  public:
-  PyKernel(py::object fn, std::optional<DispatchKey> key, std::string site, bool with_keyset,
-           bool fallback)
-      : fn_(fn.release().ptr()),
+  PyKernel(std::shared_ptr<PythonCallable> fn, std::optional<DispatchKey> key, std::string site,
+           bool with_keyset, bool fallback)
+      : fn_(std::move(fn)),
         key_name_(key ? to_string(*key) : "CompositeImplicitAutograd"),
         below_autograd_(is_backend_key(key)),
         site_(std::move(site)),
         with_keyset_(with_keyset),
         fallback_(fallback) {}
-  ~PyKernel() override { release_pyobject(fn_); }
 
   void operator()(const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
     // Read once: a def undone while this call runs leaves this schema valid until it returns
@@ -142,8 +143,9 @@ class PyKernel final : public OperatorKernel {
         }
         std::vector<PyObject*> argv(owned.size() + 1, nullptr);
         for (size_t i = 0; i < owned.size(); ++i) argv[i + 1] = owned[i].ptr();
-        result = py::reinterpret_steal<py::object>(PyObject_Vectorcall(
-            fn_, argv.data() + 1, n_positional | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.ptr()));
+        result = py::reinterpret_steal<py::object>(
+            PyObject_Vectorcall(fn_->get(), argv.data() + 1,
+                                n_positional | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.ptr()));
         if (!result) throw py::error_already_set();
       } catch (py::error_already_set& e) {
         std::string message = what() + " raised " + python_error_text(e);
@@ -202,7 +204,7 @@ class PyKernel final : public OperatorKernel {
     return out;
   }
 
-  PyObject* fn_;  // owned
+  std::shared_ptr<PythonCallable> fn_;  // shared with the Library that registered this kernel
   std::string key_name_;
   bool below_autograd_;
   std::string site_;
@@ -212,10 +214,12 @@ class PyKernel final : public OperatorKernel {
 
 }  // namespace
 
-KernelFunction make_python_kernel(py::object fn, std::optional<DispatchKey> key, std::string site,
-                                  bool with_keyset, bool fallback) {
-  return KernelFunction::make_from_boxed_functor(
-      std::make_unique<PyKernel>(std::move(fn), key, std::move(site), with_keyset, fallback));
+PythonKernel make_python_kernel(py::object fn, std::optional<DispatchKey> key, std::string site,
+                                bool with_keyset, bool fallback) {
+  auto callable = std::make_shared<PythonCallable>(std::move(fn));
+  return PythonKernel{KernelFunction::make_from_boxed_functor(std::make_unique<PyKernel>(
+                          callable, key, std::move(site), with_keyset, fallback)),
+                      callable};
 }
 
 }  // namespace opd::python

@@ -4,6 +4,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "opd/error.h"
@@ -30,10 +32,45 @@ class PythonKernelError : public Error {
 // limit), retries without end. REQUIRES: the GIL.
 std::string python_error_text(const pybind11::error_already_set& e);
 
+// Note [Python kernels and the garbage collector]
+// A Python kernel's function often refers to the Library that registered it (a default
+// argument, a closure, a method of an object holding the Library), and that Library owns the
+// kernel through the dispatcher: a cycle through C++, which the collector sees only if the
+// objects that own kernels report them. So the function is a PythonCallable, co-owned by the
+// kernel and by the _C._Library that registered it, and that type has tp_traverse (visiting
+// the functions of its live registrations) and tp_clear (undoing them), as library.cpp sets
+// up. The kernel's share keeps a call that is already on its way (dispatch takes no lock, Note
+// [Kernel reclamation]) running the old function after the registration is undone, as any
+// deregistration would; the function goes when the last share does.
+
+// A strong reference to a Python object, held by C++ owners that may be destroyed on any
+// thread (released through release_pyobject, Note [Python lifetime]). Only read with the GIL.
+class PythonCallable {
+ public:
+  explicit PythonCallable(pybind11::object fn) : fn_(fn.release().ptr()) {}
+  ~PythonCallable();
+  PythonCallable(const PythonCallable&) = delete;
+  PythonCallable& operator=(const PythonCallable&) = delete;
+
+  // Borrowed. REQUIRES: the GIL.
+  PyObject* get() const { return fn_; }
+  // tp_traverse of an owner. REQUIRES: the GIL (the collector holds it).
+  int traverse(visitproc visit, void* arg) const { return fn_ ? visit(fn_, arg) : 0; }
+
+ private:
+  PyObject* fn_;
+};
+
+// A Python kernel and its function, which the Library that registers it keeps too.
+struct PythonKernel {
+  KernelFunction kernel;
+  std::shared_ptr<PythonCallable> callable;
+};
+
 // `fn` as a kernel for `key` (nullopt: CompositeImplicitAutograd). `site` is the registration
 // site ("t.py:12"); `with_keyset` passes the DispatchKeySet first; `fallback` passes the
 // operator (an opdispatch OpOverload) first, for backend fallbacks.
-KernelFunction make_python_kernel(pybind11::object fn, std::optional<DispatchKey> key,
-                                  std::string site, bool with_keyset, bool fallback);
+PythonKernel make_python_kernel(pybind11::object fn, std::optional<DispatchKey> key,
+                                std::string site, bool with_keyset, bool fallback);
 
 }  // namespace opd::python

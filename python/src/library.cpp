@@ -28,8 +28,79 @@ struct PyLibrary {
   PyLibrary(Library::Kind kind, std::string ns, std::optional<DispatchKey> key,
             const std::string& file, uint32_t line)
       : lib(kind, std::move(ns), key, RegistrationSite{file, line}) {}
+
+  // "Library('ns', 'DEF')", as the Python class's errors name it.
+  std::string name() const {
+    return "Library('" + lib.ns() + "', '" + to_string(lib.kind()) + "')";
+  }
+  // After tp_clear the registrations are gone and nothing can be added.
+  void check_not_cleared() const {
+    OPD_CHECK(!cleared,
+              "{} was cleared by the garbage collector (it was part of a reference "
+              "cycle that nothing else reached); its registrations were undone",
+              name());
+  }
+  // Undoes every registration (without the GIL) and lets go of their functions, last.
+  // REQUIRES: the GIL.
+  void reset() {
+    // Moved out first: dropping a function may run Python code that reaches this object.
+    std::vector<std::shared_ptr<PythonCallable>> dropped = std::move(callables);
+    callables.clear();
+    {
+      py::gil_scoped_release r;
+      lib.reset();
+      Dispatcher::singleton().reclaim();
+    }
+    dropped.clear();
+    drain_releases();
+  }
+
   Library lib;
+  // The functions of the Python kernels registered since the last reset, which this object
+  // reports to the collector (Note [Python kernels and the garbage collector]). Read and
+  // written with the GIL held only.
+  std::vector<std::shared_ptr<PythonCallable>> callables;
+  bool cleared = false;
 };
+
+// The PyLibrary of a _C._Library instance; null before its __init__ made one.
+PyLibrary* library_of(PyObject* self) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  py::detail::value_and_holder v_h = inst->get_value_and_holder();
+  return v_h.holder_constructed() ? v_h.template value_ptr<PyLibrary>() : nullptr;
+}
+
+// Note [Python kernels and the garbage collector] (kernel.h): _C._Library's slots. Neither
+// takes a lock: traverse reads `callables` (the GIL guards it); clear undoes the registrations
+// as reset() does, without the GIL, as every registration is undone.
+int library_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));  // a heap type's instances own a reference to it
+  if (PyLibrary* l = library_of(self)) {
+    for (const auto& c : l->callables) Py_VISIT(c->get());
+  }
+  return 0;
+}
+
+int library_clear(PyObject* self) {
+  PyLibrary* l = library_of(self);
+  if (l == nullptr || l->cleared) return 0;
+  l->cleared = true;
+  try {
+    l->reset();
+  } catch (...) {
+    // Undoing registrations does not fail; nothing else here throws but allocation.
+    PyErr_WriteUnraisable(self);
+  }
+  return 0;
+}
+
+// pybind11 2.10's dealloc leaves a collected type's instances tracked while their holder is
+// destroyed, and ours releases the GIL there: another thread's collection would traverse a
+// PyLibrary being deleted. Untracked first, as CPython's own types do.
+void library_dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
+  py::detail::pybind11_object_dealloc(self);
+}
 
 // Undoing registrations takes the registration mutex: never with the GIL held.
 struct ReleaseGilDeleter {
@@ -55,11 +126,25 @@ std::string site_text(const std::string& file, uint32_t line) {
   return file + ":" + std::to_string(line);
 }
 
+// torch.library's refusal of a kernel that cannot be called, at registration rather than at
+// the first call.
+void check_callable(py::handle fn) {
+  OPD_CHECK_T(TypeError, PyCallable_Check(fn.ptr()),
+              "Input function is required to be a callable but found type {}",
+              py::str(py::type::handle_of(fn)).cast<std::string>());
+}
+
 }  // namespace
 
 void bind_library(py::module_& m) {
-  py::class_<PyLibrary, std::unique_ptr<PyLibrary, ReleaseGilDeleter>>(m, "_Library",
-                                                                       py::module_local())
+  py::class_<PyLibrary, std::unique_ptr<PyLibrary, ReleaseGilDeleter>>(
+      m, "_Library", py::module_local(), py::custom_type_setup([](PyHeapTypeObject* heap) {
+        PyTypeObject* type = &heap->ht_type;
+        type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+        type->tp_traverse = &library_traverse;
+        type->tp_clear = &library_clear;
+        type->tp_dealloc = &library_dealloc;
+      }))
       .def(py::init([](const std::string& kind, std::string ns, const std::string& key,
                        const std::string& file, uint32_t line) {
              Library::Kind k = parse_kind(kind);
@@ -74,6 +159,7 @@ void bind_library(py::module_& m) {
            [](PyLibrary& l, const std::string& schema, const std::string& file, uint32_t line,
               const std::vector<Tag>& tags) {
              drain_releases();
+             l.check_not_cleared();
              TagSet set;
              for (Tag t : tags) set.add(t);
              py::gil_scoped_release r;
@@ -83,36 +169,45 @@ void bind_library(py::module_& m) {
            [](PyLibrary& l, const std::string& name, py::object fn, const std::string& key,
               bool with_keyset, bool fallthrough, const std::string& file, uint32_t line) {
              drain_releases();
+             l.check_not_cleared();
              std::optional<DispatchKey> dk = key_or_none(key);
              std::optional<DispatchKey> effective = dk ? dk : l.lib.key();
-             KernelFunction k = fallthrough
-                                    ? KernelFunction::make_fallthrough()
-                                    : make_python_kernel(std::move(fn), effective,
-                                                         site_text(file, line), with_keyset, false);
-             py::gil_scoped_release r;
-             l.lib.impl(name, dk, CppFunction::from_kernel(std::move(k)),
-                        RegistrationSite{file, line});
+             PythonKernel k;
+             if (fallthrough) {
+               k.kernel = KernelFunction::make_fallthrough();
+             } else {
+               check_callable(fn);
+               k = make_python_kernel(std::move(fn), effective, site_text(file, line), with_keyset,
+                                      false);
+             }
+             {
+               py::gil_scoped_release r;
+               l.lib.impl(name, dk, CppFunction::from_kernel(std::move(k.kernel)),
+                          RegistrationSite{file, line});
+             }
+             if (k.callable) l.callables.push_back(std::move(k.callable));
            })
       .def("fallback",
            [](PyLibrary& l, py::object fn, bool with_keyset, bool fallthrough,
               const std::string& file, uint32_t line) {
              drain_releases();
-             KernelFunction k = fallthrough
-                                    ? KernelFunction::make_fallthrough()
-                                    : make_python_kernel(std::move(fn), l.lib.key(),
-                                                         site_text(file, line), with_keyset, true);
-             py::gil_scoped_release r;
-             l.lib.fallback(CppFunction::from_kernel(std::move(k)), RegistrationSite{file, line});
-           })
-      .def("reset",
-           [](PyLibrary& l) {
+             l.check_not_cleared();
+             PythonKernel k;
+             if (fallthrough) {
+               k.kernel = KernelFunction::make_fallthrough();
+             } else {
+               check_callable(fn);
+               k = make_python_kernel(std::move(fn), l.lib.key(), site_text(file, line),
+                                      with_keyset, true);
+             }
              {
                py::gil_scoped_release r;
-               l.lib.reset();
-               Dispatcher::singleton().reclaim();
+               l.lib.fallback(CppFunction::from_kernel(std::move(k.kernel)),
+                              RegistrationSite{file, line});
              }
-             drain_releases();
+             if (k.callable) l.callables.push_back(std::move(k.callable));
            })
+      .def("reset", [](PyLibrary& l) { l.reset(); })
       .def_property_readonly("registration_count",
                              [](const PyLibrary& l) { return l.lib.registration_count(); });
 

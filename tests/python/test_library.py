@@ -3,8 +3,12 @@ undone by close, with and garbage collection, Python kernels' argument and resul
 errors crossing both ways with the operator, key and Python registration site, custom_op with
 infer_schema, register_fake and register_kernel, and a clean interpreter exit."""
 
+import ctypes
 import gc
 import sys
+import threading
+import typing
+import weakref
 from typing import List, Optional, Sequence, Tuple
 
 import pytest
@@ -120,6 +124,133 @@ def test_garbage_collection_undoes_the_registrations():
     del cyclic
     gc.collect()
     assert _C._dispatch_dump("libgc::g") == ""
+
+
+def test_a_library_kept_alive_by_its_own_kernel_is_collected():
+    # Library -> _C._Library -> (C++) the kernel -> k -> its default -> Library: a cycle the
+    # collector sees through _C._Library's tp_traverse; collecting it undoes the registrations.
+    lib = Library("libcycle", "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+
+    def k(x, lib=lib):
+        return x + 1
+
+    lib.impl("f", k, "CPU")
+    assert opd.ops.libcycle.f(opd.tensor([1.0])).tolist() == [2.0]
+    kernel = weakref.ref(k)
+    del lib, k
+    gc.collect()
+    assert kernel() is None
+    assert _C._dispatch_dump("libcycle::f") == ""
+
+    # The operator stays (another library defines it); the cyclic IMPL library's kernel goes.
+    with Library("libcycle", "DEF") as defs:
+        defs.define("g(Tensor x) -> Tensor")
+        impl = Library("libcycle", "IMPL", "CPU")
+        impl.impl("g", lambda x, impl=impl: x * 2)
+        assert opd.ops.libcycle.g(opd.tensor([1.0])).tolist() == [2.0]
+        del impl
+        gc.collect()
+        with pytest.raises(NotImplementedError, match=r"^Could not run 'libcycle::g' with "
+                                                      r"arguments from the 'CPU' backend"):
+            opd.ops.libcycle.g(opd.tensor([1.0]))
+
+
+def test_a_cycle_through_a_fallback_is_collected():
+    x = opd.tensor([1.0, 2.0])
+    keys = opd.DispatchKeySet("PrivateUse1")
+    lib = Library("_", "IMPL", "PrivateUse1")
+
+    class Holder:
+        def fallback(self, op, *args, **kwargs):
+            return args[0] * 7
+
+    holder = Holder()
+    holder.lib = lib
+    lib.fallback(holder.fallback)
+    assert opd.ops.aten.add.Tensor.redispatch(keys, x, x).tolist() == [7.0, 14.0]
+    alive = weakref.ref(holder)
+    del lib, holder
+    gc.collect()
+    assert alive() is None
+    with pytest.raises(NotImplementedError, match=r"^Could not run 'aten::add.Tensor' with "
+                                                  r"arguments from the 'PrivateUse1' backend"):
+        opd.ops.aten.add.Tensor.redispatch(keys, x, x)
+
+
+def _tp_clear(obj):
+    """Calls the tp_clear slot of obj's type, as the collector does (CPython's PyTypeObject
+    layout: tp_clear follows tp_traverse, the 25th pointer-sized field)."""
+    slots = ctypes.cast(ctypes.c_void_p(id(type(obj))), ctypes.POINTER(ctypes.c_void_p))
+    clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(slots[24])  # with the GIL
+    assert clear(obj) == 0
+
+
+def test_a_library_cleared_by_the_collector_undoes_its_registrations_and_refuses_more():
+    site = ("t.py", 1)
+    raw = _C._Library("DEF", "libcleared", "", *site)
+    raw.define("f(Tensor x) -> Tensor", *site, [])
+    raw.impl("f", lambda x: x, "CPU", False, False, *site)
+    assert _C._dispatch_has_kernel_for_dispatch_key("libcleared::f", "CPU")
+    _tp_clear(raw)
+    assert _C._dispatch_dump("libcleared::f") == ""
+    assert raw.registration_count == 0
+    message = (r"^Library\('libcleared', 'DEF'\) was cleared by the garbage collector \(it was "
+               r"part of a reference cycle that nothing else reached\); its registrations were "
+               r"undone$")
+    with pytest.raises(RuntimeError, match=message):
+        raw.define("g(Tensor x) -> Tensor", *site, [])
+    with pytest.raises(RuntimeError, match=message):
+        raw.impl("f", lambda x: x, "CPU", False, False, *site)
+    with pytest.raises(RuntimeError, match=message):
+        raw.fallback(lambda op, *a: None, False, False, *site)
+    raw.reset()
+    _tp_clear(raw)  # twice: nothing more to do
+    del raw
+    gc.collect()
+
+
+def test_a_cycle_is_collected_while_cpp_threads_call_its_kernel():
+    # The registration is undone while C++ threads dispatch to the kernel: each call runs it or
+    # finds no kernel, and the kernel's function goes once no call can be running it.
+    with Library("libcycle", "DEF") as defs:
+        defs.define("t(Tensor x) -> Tensor")
+        impl = Library("libcycle", "IMPL", "CPU")
+
+        ran = threading.Event()
+
+        def kernel(x, impl=impl):
+            ran.set()
+            return x + 1
+
+        impl.impl("t", kernel)
+        alive = weakref.ref(kernel)
+        del impl, kernel
+        results = []
+        caller = threading.Thread(target=lambda: results.extend(
+            _C._test_call_from_threads("libcycle::t", [opd.tensor([1.0])], 4, 300)))
+        caller.start()
+        assert ran.wait(10)
+        while caller.is_alive():
+            gc.collect()
+        caller.join()
+        gc.collect()
+        _C._reclaim()
+        gc.collect()
+        assert alive() is None
+        outcomes = {o for per_thread in results for o in per_thread}
+        missing = {o for o in outcomes if o.startswith("error: Could not run 'libcycle::t' with "
+                                                       "arguments from the 'CPU' backend")}
+        assert outcomes - missing <= {"Tensor(sizes=[1], dtype=Float, device=cpu)"}, outcomes
+        assert len(results) == 4 and all(len(r) == 300 for r in results)
+
+
+def test_a_fallback_that_is_not_callable_is_refused_at_registration():
+    with Library("_", "IMPL", "PrivateUse1") as lib:
+        with pytest.raises(TypeError, match=r"^Input function is required to be a callable but "
+                                            r"found type <class 'int'>$"):
+            lib.fallback(5)
+        assert lib._lib.registration_count == 0
 
 
 def test_fallthrough_kernel_skips_its_key():
