@@ -11,14 +11,17 @@ leaving a ``with`` block, when the Library is garbage collected, and at interpre
 """
 
 import atexit as _atexit
+import collections.abc as _collections_abc
 import contextlib as _contextlib
 import inspect as _inspect
 import sys as _sys
+import types as _types_module
 import typing as _typing
 import weakref as _weakref
 
 from . import _C
 from . import ops as _ops
+from . import types as _types
 
 __all__ = ["Library", "fallthrough_kernel", "custom_op", "infer_schema", "register_fake",
            "register_kernel", "CustomOpDef"]
@@ -170,123 +173,189 @@ def _at_exit():
 _atexit.register(_at_exit)
 
 
-# Schema inference, as torch.library.infer_schema (torch 2.x's table).
+# Schema inference, as torch.library.infer_schema (torch 2.x's tables and texts).
 
-def _tensor_type():
-    return _C.Tensor
+def _derived_types(base, schema_type, seq, optional_seq_of_optional, optional_seq):
+    """(annotation, schema type) pairs for ``base`` and the forms built on it: T and
+    Optional[T] always; T[] (as typing.Sequence, typing.List, collections.abc.Sequence or list
+    of T), T?[] (sequences of Optional[T]) and T[]? (Optional sequences) when asked."""
+    def sequences(t):
+        return (_typing.Sequence[t], _typing.List[t], _collections_abc.Sequence[t], list[t])
+
+    pairs = [(base, schema_type), (_typing.Optional[base], schema_type + "?")]
+    if seq:
+        pairs += [(s, schema_type + "[]") for s in sequences(base)]
+    if optional_seq_of_optional:
+        pairs += [(s, schema_type + "?[]") for s in sequences(_typing.Optional[base])]
+    if optional_seq:
+        pairs += [(_typing.Optional[s], schema_type + "[]?") for s in sequences(base)]
+    return pairs
 
 
-def _schema_type(annotation, where):
-    T = _tensor_type()
-    origin = _typing.get_origin(annotation)
+def _param_types():
+    # (annotation, schema type, T[], T?[], T[]?), as torch's get_supported_param_types.
+    table = [(_C.Tensor, "Tensor", True, True, False),
+             (int, "SymInt", True, False, True),
+             (float, "float", True, False, True),
+             (bool, "bool", True, False, True),
+             (str, "str", False, False, False),
+             (_types.Number, "Scalar", True, False, False),
+             (_C.dtype, "ScalarType", False, False, False),
+             (_C.device, "Device", False, False, False)]
+    return dict(pair for row in table for pair in _derived_types(*row))
+
+
+_PARAM_TYPES = _param_types()
+_RETURN_TYPES = {_C.Tensor: "Tensor", _typing.List[_C.Tensor]: "Tensor[]",
+                 list[_C.Tensor]: "Tensor[]", int: "SymInt", float: "float", bool: "bool",
+                 _types.Number: "Scalar"}
+
+
+def _schema_string(text):
+    """``text`` as a schema string literal that reads back as itself: quotes, backslashes and
+    control characters escaped, other characters (non-ASCII too) as they are."""
+    named = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    out = []
+    for c in text:
+        if c in named:
+            out.append(named[c])
+        elif c < " " or c == "\x7f":
+            out.append(f"\\x{ord(c):02x}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def _list_suggestion(annotation):
+    """The list type to suggest for a tuple annotation (torch's tuple_to_list), or None when
+    that one would not be supported either."""
     args = _typing.get_args(annotation)
-    if annotation is T:
-        return "Tensor"
-    if origin is _typing.Union and len(args) == 2 and type(None) in args:
-        inner = args[0] if args[1] is type(None) else args[1]
-        return _schema_type(inner, where) + "?"
-    if origin in (list, tuple, _typing.Sequence) or origin is getattr(
-            __import__("collections.abc").abc, "Sequence"):
-        if origin is tuple and (len(args) != 2 or args[1] is not Ellipsis):
-            raise ValueError(f"infer_schema(): {where}: tuple types are only supported as "
-                             f"return types, or as Tuple[T, ...]")
-        inner = _schema_type(args[0], where) if args else None
-        if inner is None:
-            raise ValueError(f"infer_schema(): {where}: unsupported type annotation "
-                             f"{annotation}")
-        return {"SymInt": "SymInt[]", "int": "int[]", "float": "float[]",
-                "bool": "bool[]", "Tensor": "Tensor[]", "Tensor?": "Tensor?[]",
-                "Scalar": "Scalar[]"}.get(inner) or _unsupported(annotation, where)
-    simple = {int: "SymInt", float: "float", bool: "bool", str: "str",
-              _C.dtype: "ScalarType", _C.device: "Device", complex: "complex"}
-    if annotation in simple:
-        return simple[annotation]
-    if origin is _typing.Union and set(args) <= {int, float, complex, bool}:
-        return "Scalar"
-    return _unsupported(annotation, where)
-
-
-def _unsupported(annotation, where):
-    raise ValueError(f"infer_schema(): {where}: unsupported type annotation {annotation}. "
-                     f"The valid types are: Tensor, int, float, bool, str, dtype, device, "
-                     f"Optional[...] and Sequence[...] of them.")
-
-
-def _default_text(value):
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return '"' + value + '"'  # as torch's infer_schema and the schema printer
-    if isinstance(value, _C.dtype):
-        return repr(value).split(".")[-1]
-    raise ValueError(f"infer_schema(): unsupported default value {value!r}")
-
-
-def _return_type(annotation):
-    T = _tensor_type()
-    if annotation is None or annotation is type(None):
-        return "()"
-    origin = _typing.get_origin(annotation)
-    if origin is tuple:
-        parts = [_schema_type(a, "return") for a in _typing.get_args(annotation)]
-        return "(" + ", ".join(parts) + ")"
-    if annotation is T:
-        return "Tensor"
-    return _schema_type(annotation, "return")
+    if len(args) == 2 and args[1] is Ellipsis:
+        args = args[:1]
+    if not args:
+        return None
+    suggestion = list[args[0]] if len(args) == 1 else list[_typing.Union[args]]
+    return suggestion if suggestion in _PARAM_TYPES else None
 
 
 def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
-    """The schema of a function from its type hints: ``def f(x: Tensor, n: int) -> Tensor``
-    gives ``"(Tensor x, SymInt n) -> Tensor"``. Arguments named in ``mutates_args`` (or every
-    tensor for ``"unknown"``) become ``Tensor(a{index}!)``."""
+    """The schema of a function from its type hints, as torch.library.infer_schema:
+    ``def f(x: Tensor, n: int) -> Tensor`` gives ``"(Tensor x, SymInt n) -> Tensor"``, and
+    ``op_name`` is put in front when given. Arguments named in ``mutates_args`` (every tensor
+    argument for ``"unknown"``) become ``Tensor(a{index}!)``. Annotations written as strings
+    are evaluated in the function's globals. Defaults: None, bool, int, float, str, dtype and
+    device (written as its string); a string default is escaped so that it reads back intact."""
     sig = _inspect.signature(prototype_function)
-    try:
-        hints = _typing.get_type_hints(prototype_function)
-    except Exception:
-        hints = {}
-    if mutates_args != "unknown":
-        if isinstance(mutates_args, str) or not hasattr(mutates_args, "__iter__"):
-            raise ValueError("mutates_args must be an iterable of argument names, or "
-                             "\"unknown\"")
-        unknown = set(mutates_args) - set(sig.parameters)
-        if unknown:
-            raise ValueError(f"mutates_args contains {sorted(unknown)}, which are not "
-                             f"arguments of {prototype_function.__name__}")
+    namespace = getattr(prototype_function, "__globals__", {})
+
+    def error(what):
+        raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
+
+    def evaluate(annotation):
+        # A string annotation (``from __future__ import annotations``, "Tensor", list["T"])
+        # is the type it names; one inside a generic type is replaced in it.
+        if isinstance(annotation, _typing.ForwardRef):
+            annotation = annotation.__forward_arg__
+        if isinstance(annotation, str):
+            try:
+                return eval(annotation, namespace)  # noqa: S307 (the user's own annotation)
+            except Exception:
+                error(f"Unsupported type annotation {annotation}. It is not a type.")
+        origin = _typing.get_origin(annotation)
+        args = _typing.get_args(annotation)
+        if origin is None or not args:
+            return annotation
+        new_args = tuple(a if a is Ellipsis else evaluate(a) for a in args)
+        if new_args == args:
+            return annotation
+        if origin is _typing.Union:
+            return _typing.Union[new_args]
+        if hasattr(annotation, "copy_with"):  # typing.List[...] and the like
+            return annotation.copy_with(new_args)
+        return _types_module.GenericAlias(origin, new_args)
+
+    if isinstance(mutates_args, str) and mutates_args != "unknown":
+        raise ValueError("mutates_args must either be a sequence of the names of the arguments "
+                         "that are mutated or the string 'unknown'. ")
     params = []
-    seen_kwarg_only = False
+    seen = set()
+    kwarg_only_seen = False
     for idx, (name, p) in enumerate(sig.parameters.items()):
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise ValueError(f"infer_schema(): {prototype_function.__name__} has *args or "
-                             f"**kwargs, which schemas cannot express")
-        annotation = hints.get(name, p.annotation)
-        if annotation is p.empty:
-            raise ValueError(f"infer_schema(function {prototype_function.__name__}): "
-                             f"parameter {name} must have a type annotation")
-        t = _schema_type(annotation, f"parameter {name}")
-        mutated = (mutates_args == "unknown" and t.startswith("Tensor")) or (
-            mutates_args != "unknown" and name in mutates_args)
-        if mutated:
-            if not t.startswith("Tensor"):
-                raise ValueError(f"infer_schema(): {name} is in mutates_args but is not a "
-                                 f"Tensor")
-            t = f"Tensor(a{idx}!)" + t[len("Tensor"):]
-        if p.kind == p.KEYWORD_ONLY and not seen_kwarg_only:
+        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            error("We do not support positional-only args, varargs, or varkwargs.")
+        if p.kind == p.KEYWORD_ONLY and not kwarg_only_seen:
             params.append("*")
-            seen_kwarg_only = True
-        text = f"{t} {name}"
-        if p.default is not p.empty:
-            text += "=" + _default_text(p.default)
-        params.append(text)
-    ret = hints.get("return", sig.return_annotation)
-    if ret is sig.empty:
-        raise ValueError(f"infer_schema(function {prototype_function.__name__}): no return "
-                         f"type annotation")
-    schema = f"({', '.join(params)}) -> {_return_type(ret)}"
-    return f"{op_name}{schema}" if op_name else schema
+            kwarg_only_seen = True
+        if p.annotation is p.empty:
+            error(f"Parameter {name} must have a type annotation.")
+        annotation = evaluate(p.annotation)
+        schema_type = _PARAM_TYPES.get(annotation) if _hashable(annotation) else None
+        if schema_type is None:
+            if _typing.get_origin(annotation) is tuple:
+                suggestion = _list_suggestion(annotation)
+                example = f"For example, {suggestion}.\n\n" if suggestion else "\n\n"
+                error(f"Parameter {name} has unsupported type {p.annotation}. We do not support "
+                      f"Tuple inputs in schema. As a workaround, please try to use List "
+                      f"instead. {example}The valid types are: {_PARAM_TYPES.keys()}.")
+            error(f"Parameter {name} has unsupported type {p.annotation}. The valid types "
+                  f"are: {_PARAM_TYPES.keys()}.")
+        if mutates_args == "unknown":
+            mutated = schema_type.startswith("Tensor")
+        else:
+            mutated = name in mutates_args
+            if mutated and not schema_type.startswith("Tensor"):
+                error(f"Parameter {name} is in mutable_args but only Tensors or collections of "
+                      f"Tensors can be mutated")
+        if mutated:
+            schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+        seen.add(name)
+        if p.default is p.empty:
+            params.append(f"{schema_type} {name}")
+            continue
+        default = p.default
+        if default is None or isinstance(default, (int, float, bool)):
+            text = str(default)
+        elif isinstance(default, (str, _C.device)):
+            text = _schema_string(str(default))
+        elif isinstance(default, _C.dtype):
+            text = str(default).rsplit(".", 1)[-1]
+        else:
+            error(f"Parameter {name} has an unsupported default value type {type(default)}. "
+                  f"Please file an issue on GitHub so we can prioritize this.")
+        params.append(f"{schema_type} {name}={text}")
+    if mutates_args != "unknown":
+        not_seen = set(mutates_args) - seen
+        if not_seen:
+            error(f"{not_seen} in mutates_args were not found in the custom op's signature. "
+                  f"mutates_args should contain the names of all args that the custom op "
+                  f"mutates, or just the string 'unknown' if you don't know.")
+    ret = _return_schema(evaluate(sig.return_annotation), error)
+    return f"{op_name or ''}({', '.join(params)}) -> {ret}"
+
+
+def _hashable(annotation):
+    try:
+        hash(annotation)
+        return True
+    except TypeError:
+        return False
+
+
+def _return_schema(annotation, error):
+    if annotation is None:
+        return "()"
+    if annotation is _inspect.Parameter.empty:
+        error("No return type annotation was provided. Please add one.")
+
+    def one(a):
+        if not _hashable(a) or a not in _RETURN_TYPES:
+            error(f"Return has unsupported type {annotation}. The valid types are: "
+                  f"{_RETURN_TYPES}.")
+        return _RETURN_TYPES[a]
+
+    if _typing.get_origin(annotation) is not tuple:
+        return one(annotation)
+    return "(" + ", ".join(one(a) for a in _typing.get_args(annotation)) + ")"
 
 
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", None: "CompositeExplicitAutograd"}

@@ -6,6 +6,7 @@ infer_schema, register_fake and register_kernel, and a clean interpreter exit.""
 import ctypes
 import gc
 import sys
+import typing
 import threading
 import typing
 import weakref
@@ -454,25 +455,158 @@ def test_infer_schema_writes_a_str_default_as_torch():
     assert infer_schema(f, mutates_args=()) == '(Tensor x, str s="hi") -> Tensor'
 
 
-def test_infer_schema_refusals():
+def _infer_error(fn, mutates_args=()):
+    with pytest.raises(ValueError) as info:
+        infer_schema(fn, mutates_args=mutates_args)
+    return str(info.value)
+
+
+def test_infer_schema_refusals_are_torchs_texts():
+    # torch.library.infer_schema's (torch 2.4+) texts: what, then the signature.
     def unannotated(x) -> Tensor:
         ...
 
-    def wrong(x: dict) -> Tensor:
+    def no_return(x: Tensor, y: int):
         ...
 
     def f(x: Tensor, n: int) -> Tensor:
         ...
-    with pytest.raises(ValueError, match=r"parameter x must have a type annotation"):
-        infer_schema(unannotated, mutates_args=())
-    with pytest.raises(ValueError, match=r"unsupported type annotation <class 'dict'>"):
-        infer_schema(wrong, mutates_args=())
-    with pytest.raises(ValueError, match=r"^mutates_args contains \['zz'\], which are not "
-                                         r"arguments of f$"):
-        infer_schema(f, mutates_args=("zz",))
-    with pytest.raises(ValueError, match=r"^infer_schema\(\): n is in mutates_args but is not a "
-                                         r"Tensor$"):
-        infer_schema(f, mutates_args=("n",))
+    assert _infer_error(lambda *args: None) == (
+        "infer_schema(func): We do not support positional-only args, varargs, or varkwargs. "
+        "Got func with signature (*args))")
+    assert "varkwargs" in _infer_error(lambda **kwargs: None)
+    assert "varargs" in _infer_error(lambda x, /: None)
+    assert _infer_error(unannotated) == (
+        "infer_schema(func): Parameter x must have a type annotation. Got func with signature "
+        "(x) -> opdispatch.Tensor)")
+    assert _infer_error(no_return) == (
+        "infer_schema(func): No return type annotation was provided. Please add one. Got func "
+        "with signature (x: opdispatch.Tensor, y: int))")
+    assert _infer_error(f, {"n"}).startswith(
+        "infer_schema(func): Parameter n is in mutable_args but only Tensors or collections of "
+        "Tensors can be mutated Got func with signature")
+    assert _infer_error(f, ("zz",)).startswith(
+        "infer_schema(func): {'zz'} in mutates_args were not found in the custom op's "
+        "signature. mutates_args should contain the names of all args that the custom op "
+        "mutates, or just the string 'unknown' if you don't know. Got func")
+    with pytest.raises(ValueError, match=r"^mutates_args must either be a sequence of the names "
+                                         r"of the arguments that are mutated or the string "
+                                         r"'unknown'. $"):
+        infer_schema(f, mutates_args="x")
+
+
+def test_infer_schema_refuses_unsupported_types_as_torch():
+    def wrong(x: dict) -> Tensor:
+        ...
+
+    def optional_ints(x: Tensor, y: List[Optional[int]]) -> Tensor:
+        ...
+
+    def pair(x: Tensor, y: Tuple[int, int]) -> Tensor:
+        ...
+
+    def mixed_pair(x: Tensor, y: Tuple[int, float]) -> Tensor:
+        ...
+
+    def variadic(x: Tensor) -> Tuple[Tensor, ...]:
+        ...
+
+    def optional_return(x: Tensor) -> Optional[Tensor]:
+        ...
+
+    def bad_string(x: Tensor) -> "list[_NoSuchType]":  # noqa: F821
+        ...
+
+    def bad_default(x: Tensor, y: int = [1]) -> Tensor:  # noqa: B006
+        ...
+    assert _infer_error(wrong).startswith(
+        "infer_schema(func): Parameter x has unsupported type <class 'dict'>. The valid types "
+        "are: dict_keys([<class 'opdispatch.Tensor'>, typing.Optional[opdispatch.Tensor], ")
+    assert "Parameter y has unsupported type typing.List[typing.Optional[int]]. The valid" in (
+        _infer_error(optional_ints))
+    assert ("Parameter y has unsupported type typing.Tuple[int, int]. We do not support Tuple "
+            "inputs in schema. As a workaround, please try to use List instead. For example, "
+            "list[int].\n\nThe valid types are: dict_keys([") in _infer_error(pair)
+    assert ("please try to use List instead. \n\nThe valid types are"
+            in _infer_error(mixed_pair))
+    assert _infer_error(variadic).startswith(
+        "infer_schema(func): Return has unsupported type typing.Tuple[opdispatch.Tensor, ...]. "
+        "The valid types are: {<class 'opdispatch.Tensor'>: 'Tensor', ")
+    assert "Return has unsupported type typing.Optional[opdispatch.Tensor]." in (
+        _infer_error(optional_return))
+    assert _infer_error(bad_string).startswith(
+        "infer_schema(func): Unsupported type annotation list[_NoSuchType]. It is not a type.")
+    assert _infer_error(bad_default).startswith(
+        "infer_schema(func): Parameter y has an unsupported default value type <class 'list'>. "
+        "Please file an issue on GitHub so we can prioritize this.")
+
+
+def test_infer_schema_number_devices_dtypes_and_string_annotations():
+    assert opd.types.Number == typing.Union[int, float, bool]
+
+    def b(x: Tensor, y: int, z: bool, a: float, b: opd.dtype, c: opd.device,
+          d: opd.types.Number, e: Sequence[opd.types.Number],
+          f: Optional[opd.types.Number]) -> Tuple[Tensor, int, float, bool, opd.types.Number]:
+        ...
+    assert infer_schema(b, mutates_args=()) == (
+        "(Tensor x, SymInt y, bool z, float a, ScalarType b, Device c, Scalar d, Scalar[] e, "
+        "Scalar? f) -> (Tensor, SymInt, float, bool, Scalar)")
+
+    # torch writes a device default as its string: Device i="cpu:0".
+    def h(x: Tensor, a: Optional[int] = None, b: float = 3.14, f: opd.dtype = opd.float,
+          g: opd.dtype = opd.int, i: opd.device = opd.device("cpu:0"),
+          j: opd.device = "cpu") -> None:
+        ...
+    assert infer_schema(h, mutates_args=()) == (
+        '(Tensor x, SymInt? a=None, float b=3.14, ScalarType f=float32, ScalarType g=int32, '
+        'Device i="cpu:0", Device j="cpu") -> ()')
+
+    def strings(x: "Tensor", n: "list[int]", t: List["Tensor"]) -> "List[Tensor]":
+        ...
+    assert infer_schema(strings, mutates_args=()) == (
+        "(Tensor x, SymInt[] n, Tensor[] t) -> Tensor[]")
+    assert infer_schema(strings, mutates_args="unknown") == (
+        "(Tensor(a0!) x, SymInt[] n, Tensor(a2!)[] t) -> Tensor[]")
+
+
+def test_custom_op_with_scalar_and_device_defaults_is_callable():
+    got = []
+
+    @custom_op("libco::numdev", mutates_args=())
+    def numdev(x: Tensor, s: opd.types.Number = 2, d: opd.device = opd.device("cpu:0"),
+               e: opd.device = "cpu") -> Tensor:
+        got.append((s, d, e))
+        return x * s
+
+    try:
+        assert str(opd.ops.libco.numdev.default._schema) == (
+            'libco::numdev(Tensor x, Scalar s=2, Device d="cpu:0", Device e="cpu") -> Tensor')
+        assert numdev(opd.ones(1)).tolist() == [2.0]
+        assert numdev(opd.ones(1), 0.5).tolist() == [0.5]
+        assert got[0] == (2, opd.device("cpu:0"), opd.device("cpu"))
+        assert got[1][0] == 0.5
+    finally:
+        numdev._destroy()
+
+
+@pytest.mark.parametrize("default", [
+    'a"b\\c', "it's", "line\nbreak\ttab\rcr", "\x00\x01\x1f\x7f", "\\", '"', "",
+    "caf\u00e9 \u2713 \U0001F600", "\\x41 \\101 \\n"])
+def test_custom_op_str_default_with_quotes_and_escapes_round_trips(default):
+    # infer_schema escapes the default, so that the schema parses and the kernel gets it intact.
+    got = []
+
+    def escaped(x: Tensor, s: str = default) -> Tensor:
+        got.append(s)
+        return x.clone()
+
+    op = custom_op("libco::escaped", escaped, mutates_args=())
+    try:
+        op(opd.ones(1))
+        opd.ops.libco.escaped(opd.ones(1), s=default)
+        assert got == [default, default]
+    finally:
+        op._destroy()
 
 
 def test_custom_op_with_register_fake_runs_on_cpu_and_meta():
