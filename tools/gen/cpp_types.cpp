@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <set>
-
+#include "formula_text.h"
 #include "opd/error.h"
 
 namespace opd::gen {
@@ -124,7 +123,9 @@ std::string cpp_default(const FunctionSchema& s, const Argument& a) {
       return text;
     }
     case DefaultValue::Kind::String:
-      return fmt::format("\"{}\"", d.as_string());
+      // Quoted and escaped (PyTorch's printQuotedString, a valid C++ literal): the value is
+      // the YAML's, and a '"' or a newline in it must not end the literal.
+      return d.to_string();
     case DefaultValue::Kind::Identifier: {
       const std::string& n = d.as_string();
       if (n == "Mean") return "1";
@@ -149,11 +150,7 @@ std::string cpp_default(const FunctionSchema& s, const Argument& a) {
   unsupported(s, fmt::format("the default of argument '{}'", a.name()));
 }
 
-std::string cpp_name(const std::string& name) {
-  static const std::set<std::string> kKeywords = {
-      "default", "int", "float", "bool", "delete", "new", "operator", "template", "this"};
-  return kKeywords.count(name) ? name + "_" : name;
-}
+std::string cpp_name(const std::string& name) { return is_cpp_keyword(name) ? name + "_" : name; }
 
 std::vector<Param> cpp_params(const FunctionSchema& s) {
   std::vector<Param> out;

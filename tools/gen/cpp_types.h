@@ -33,7 +33,8 @@ std::string param_list(const std::vector<Param>& params, bool with_defaults);
 std::string type_list(const std::vector<Param>& params);
 std::string name_list(const std::vector<Param>& params);
 
-// A C++ identifier for a schema name: "default" and other keywords get a trailing '_'.
+// A C++ identifier for a schema name (an identifier, as the schema parser reads them):
+// "default" and every other C++ keyword get a trailing '_'.
 std::string cpp_name(const std::string& name);
 
 }  // namespace opd::gen

@@ -1,21 +1,18 @@
 #include "derivatives.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cctype>
 #include <map>
 #include <set>
 
 #include "emit.h"
+#include "formula_text.h"
 #include "opd/error.h"
+#include "yaml_read.h"
 
 namespace opd::gen {
 namespace {
-
-[[noreturn]] void fail(const std::string& path, const YAML::Mark& mark, const std::string& what) {
-  throw Error(fmt::format("{}:{}: {}", path, mark.line + 1, what));
-}
 
 bool is_tensor_like(const Type& t) {
   if (t.kind() == TypeKind::Tensor) return true;
@@ -48,15 +45,8 @@ std::string camel_case(std::string base) {
 
 std::vector<DerivativeInfo> load_derivatives(const std::string& path,
                                              const std::vector<NativeFunction>& fs) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw Error(fmt::format("{}: cannot read the file", path));
-  } catch (const YAML::Exception& e) {
-    fail(path, e.mark, e.msg);
-  }
-  if (!root.IsSequence()) throw Error(fmt::format("{}:1: expected a list of entries", path));
+  const YamlFile file(path);
+  if (!file.root().IsSequence()) file.fail(1, "expected a list of entries");
   // A `name:` without a namespace is in the YAML's: aten's, or the vendor's.
   const std::string ns = namespace_of(fs);
   std::map<std::string, const NativeFunction*> by_name;
@@ -65,71 +55,80 @@ std::vector<DerivativeInfo> load_derivatives(const std::string& path,
   std::vector<DerivativeInfo> out;
   std::map<std::string, int> seen;      // operator -> line
   std::map<std::string, int> per_base;  // CamelCase base -> entries so far
-  for (const auto& e : root) {
-    if (!e.IsMap() || !e["name"]) fail(path, e.Mark(), "an entry must be a mapping with 'name'");
-    const YAML::Node& name_node = e["name"];
-    std::string text = name_node.as<std::string>();
+  for (const YAML::Node& e : file.sequence(file.root(), "the file")) {
+    if (!e.IsMap()) file.fail(e, "an entry must be a mapping with 'name'");
+    const std::vector<YamlField> fields = file.mapping(e, "an entry");
+    const YamlField* name_field = nullptr;
+    for (const YamlField& f : fields) {
+      if (f.name == "name") name_field = &f;
+    }
+    if (!name_field) file.fail(e, "an entry must be a mapping with 'name'");
+    const int name_line = name_field->line;
+    std::string text = file.scalar(*name_field, "'name'");
     FunctionSchema schema = [&] {
       try {
         return parse_schema(text.find("::") == std::string::npos ? ns + "::" + text : text);
       } catch (const Error& err) {
-        fail(path, name_node.Mark(), err.what());
+        file.fail(name_line, err.what());
       }
     }();
     const std::string op = schema.operator_name().to_string();
     auto it = by_name.find(op);
     if (it == by_name.end()) {
-      fail(path, name_node.Mark(),
-           fmt::format("{} is not an operator of native_functions.yaml", op));
+      file.fail(name_line, fmt::format("{} is not an operator of native_functions.yaml", op));
     }
     if (it->second->schema.to_string() != schema.to_string()) {
-      fail(path, name_node.Mark(),
-           fmt::format(
-               "the schema of {} differs from native_functions.yaml's:\n  here:   {}\n  there: "
-               "{}",
-               op, schema.to_string(), it->second->schema.to_string()));
+      file.fail(name_line,
+                fmt::format("the schema of {} differs from native_functions.yaml's:\n  here:   "
+                            "{}\n  there: {}",
+                            op, schema.to_string(), it->second->schema.to_string()));
     }
-    if (auto [prev, fresh] = seen.emplace(op, name_node.Mark().line + 1); !fresh) {
-      fail(path, name_node.Mark(),
-           fmt::format("{} already has derivatives at line {}", op, prev->second));
+    if (auto [prev, fresh] = seen.emplace(op, name_line); !fresh) {
+      file.fail(name_line, fmt::format("{} already has derivatives at line {}", op, prev->second));
     }
     DerivativeInfo info;
     info.function = it->second;
-    info.line = name_node.Mark().line + 1;
+    info.line = name_line;
     const std::string camel = camel_case(base_name(schema));
     info.node_name = fmt::format("{}Backward{}", camel, per_base[camel]++);
-    std::set<std::string> keys;
-    for (const auto& kv : e) {
-      const std::string key = kv.first.as<std::string>();
-      const int line = kv.first.Mark().line + 1;
+    for (const YamlField& kv : fields) {
+      const std::string& key = kv.name;
       if (key == "name" || key == "result") continue;  // `result`: forward mode, not used
       if (key == "output_differentiability") {
-        if (!kv.second.IsSequence()) {
-          fail(path, kv.first.Mark(), "'output_differentiability' must be a list of booleans");
+        for (const YAML::Node& b : file.sequence(kv, "'output_differentiability'")) {
+          info.output_differentiability.push_back(
+              file.boolean(b, "a flag of 'output_differentiability'"));
         }
-        for (const auto& b : kv.second) info.output_differentiability.push_back(b.as<bool>());
         if (info.output_differentiability.size() != schema.returns().size()) {
-          fail(path, kv.first.Mark(),
-               fmt::format("'output_differentiability' has {} flags but {} returns {} values",
-                           info.output_differentiability.size(), op, schema.returns().size()));
+          file.fail(kv.name_node,
+                    fmt::format("'output_differentiability' has {} flags but {} returns {} values",
+                                info.output_differentiability.size(), op, schema.returns().size()));
         }
         continue;
       }
       auto index = schema.argument_index(key);
       if (!index || !is_tensor_like(*schema.arguments()[*index].type())) {
-        fail(path, kv.first.Mark(),
-             fmt::format("'{}' is not a tensor argument of {} (a formula's key names the input "
-                         "it differentiates)",
-                         key, op));
+        file.fail(kv.name_node,
+                  fmt::format("'{}' is not a tensor argument of {} (a formula's key names the "
+                              "input it differentiates)",
+                              key, op));
       }
-      if (!kv.second.IsScalar() || kv.second.Scalar().empty()) {
-        fail(path, kv.second.Mark(),
-             fmt::format("the formula for '{}' must be a C++ expression", key));
+      const std::string formula = file.scalar(kv, fmt::format("the formula for '{}'", key));
+      // See Note [Formula checks] in formula_text.h.
+      if (std::string problem = formula_problem(formula); !problem.empty()) {
+        file.fail(kv.line,
+                  fmt::format("the formula for '{}' is not one C++ expression: {}", key, problem));
       }
-      if (!keys.insert(key).second) {
-        fail(path, kv.first.Mark(), fmt::format("'{}' has two formulas", key));
+      // An argument named by a keyword ("int", which cpp_name writes int_) cannot be a
+      // formula's variable: the generated code declares the variables by their schema names.
+      for (const std::string& v : variables(formula)) {
+        if (schema.argument_index(v) && is_cpp_keyword(v)) {
+          file.fail(kv.line, fmt::format("the formula for '{}' uses argument '{}', whose name is "
+                                         "a C++ keyword",
+                                         key, v));
+        }
       }
-      info.formulas.push_back({key, kv.second.Scalar(), line});
+      info.formulas.push_back({key, formula, YamlFile::line(kv.name_node)});
     }
     out.push_back(std::move(info));
   }

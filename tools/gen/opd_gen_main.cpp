@@ -47,24 +47,23 @@ int main(int argc, char** argv) {
       return 2;
     }
     opd::gen::LoadReport report;
+    // Every file is read and checked before anything is written: a refused file leaves no
+    // partial output.
     auto fs = opd::gen::load_native_functions(yaml, /*strict=*/true, &report);
+    const auto ds = derivatives.empty() ? std::vector<opd::gen::DerivativeInfo>{}
+                                        : opd::gen::load_derivatives(derivatives, fs);
     opd::gen::EmitOptions o{display_name.empty() ? yaml : display_name, out_dir};
     opd::gen::emit_schemas(fs, o);
     if (opd::gen::namespace_of(fs) == "aten") {
       opd::gen::emit_api(fs, o);
       opd::gen::emit_native(fs, o);
-      if (!derivatives.empty()) {
-        opd::gen::emit_autograd(fs, opd::gen::load_derivatives(derivatives, fs), o, derivatives);
-      }
+      if (!derivatives.empty()) opd::gen::emit_autograd(fs, ds, o, derivatives);
     } else {
       // A vendor's namespace: code for its plugin, against the plugin API only.
       opd::gen::emit_vendor_api(fs, o);
       opd::gen::emit_vendor_native(fs, o);
       opd::gen::emit_vendor_autograd(
-          fs,
-          derivatives.empty() ? std::vector<opd::gen::DerivativeInfo>{}
-                              : opd::gen::load_derivatives(derivatives, fs),
-          o, derivatives_display.empty() ? derivatives : derivatives_display);
+          fs, ds, o, derivatives_display.empty() ? derivatives : derivatives_display);
     }
   } catch (const opd::Error& e) {
     fmt::print(stderr, "opd-gen: {}\n", e.what());

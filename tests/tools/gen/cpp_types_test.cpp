@@ -76,6 +76,20 @@ TEST(CppTypes, UnsupportedTypesNameTheOperatorAndArgument) {
 TEST(CppTypes, KeywordsAreRenamed) {
   EXPECT_EQ(cpp_name("default"), "default_");
   EXPECT_EQ(cpp_name("self"), "self");
+  // Every C++ keyword, not a list of some (issue 29).
+  EXPECT_EQ(cpp_name("class"), "class_");
+  EXPECT_EQ(cpp_name("co_await"), "co_await_");
+  EXPECT_EQ(params("aten::f(Tensor struct, int return=1) -> Tensor"),
+            "const Tensor& struct_, int64_t return_ = 1");
+}
+
+// Issue 29: a str default is the YAML's text; written unescaped, a quote in it ended the C++
+// literal and the rest became code in the generated header.
+TEST(CppTypes, StringDefaultsAreEscapedCppLiterals) {
+  EXPECT_EQ(params("aten::f(Tensor x, str s='a\\\"); system(\\\"x\\\"); //') -> Tensor"),
+            "const Tensor& x, std::string_view s = \"a\\\"); system(\\\"x\\\"); //\"");
+  EXPECT_EQ(params("aten::f(Tensor x, str s='a\\\\b\\nc') -> Tensor"),
+            "const Tensor& x, std::string_view s = \"a\\\\b\\nc\"");
 }
 
 }  // namespace

@@ -87,6 +87,70 @@ TEST(NativeFunctions, ErrorsNameFileAndLine) {
   EXPECT_EQ(load_error("func: foo\n"), "F:1: expected a list of entries");
 }
 
+// Issue 29: a node of another kind than the reader expects (a list or a mapping where a
+// string goes) aborted opd-gen with yaml-cpp's TypedBadConversion; each is an error naming the
+// file and the node's line, in strict and in non-strict (`opd-gen --check`) mode.
+TEST(NativeFunctions, NodesOfTheWrongKindAreErrorsNamingFileAndLine) {
+  const std::string foo = "- func: foo(Tensor x) -> Tensor\n";
+  for (bool strict : {true, false}) {
+    SCOPED_TRACE(strict ? "strict" : "non-strict");
+    EXPECT_EQ(load_error(foo + "  dispatch:\n    [CPU]: k\n", strict),
+              "F:3: a dispatch key must be a string, not a list");
+    EXPECT_EQ(load_error(foo + "  {a: 1}: 2\n", strict),
+              "F:2: a field name in an entry must be a string, not a mapping");
+    EXPECT_EQ(load_error("- func: [foo]\n", strict), "F:1: 'func' must be a string, not a list");
+    EXPECT_EQ(load_error("- func:\n", strict), "F:1: 'func' must be a string, not empty");
+    EXPECT_EQ(load_error(foo + "  variants: [function]\n", strict),
+              "F:2: 'variants' must be a string, not a list");
+    EXPECT_EQ(load_error(foo + "  dispatch:\n    CPU: [k]\n", strict),
+              "F:3: the kernel name of 'CPU' must be a string, not a list");
+    EXPECT_EQ(load_error(foo + "  dispatch:\n    CPU:\n", strict),
+              "F:3: the kernel name of 'CPU' must be a string, not empty");
+    EXPECT_EQ(load_error(foo + "  dispatch: [CPU]\n", strict),
+              "F:2: 'dispatch' must map dispatch keys to kernel names");
+    EXPECT_EQ(load_error(foo + "  tags: [[core]]\n", strict),
+              "F:2: a tag must be a string, not a list");
+    EXPECT_EQ(load_error(foo + "  tags: {core: 1}\n", strict),
+              "F:2: 'tags' must be a string, not a mapping");
+    EXPECT_EQ(load_error(foo + "  structured: [True]\n", strict),
+              "F:2: 'structured' must be a string, not a list");
+    EXPECT_EQ(load_error(foo + "  structured_delegate: {a: 1}\n", strict),
+              "F:2: 'structured_delegate' must be a string, not a mapping");
+    EXPECT_EQ(load_error(foo + "- [func]\n", strict),
+              "F:2: an entry must be a mapping with a 'func' field");
+    // A field given twice was read once, silently.
+    EXPECT_EQ(load_error(foo + "  func: bar(Tensor x) -> Tensor\n", strict),
+              "F:2: 'func' appears twice in an entry (first at line 1)");
+    EXPECT_EQ(load_error(foo + "  dispatch:\n    CPU: a\n    CPU: b\n", strict),
+              "F:4: 'CPU' appears twice in 'dispatch' (first at line 3)");
+  }
+  EXPECT_EQ(load_error(foo + "  dispatch:\n    CPU: a\n    CPU, Meta: b\n"),
+            "F:4: dispatch key 'CPU' has two kernels");
+}
+
+// Issue 29: YAML text opd-gen writes into generated C++ must not be able to become code there.
+TEST(NativeFunctions, TextWrittenAsCodeIsRefusedNamingFileAndLine) {
+  const std::string foo = "- func: acme::foo(Tensor x) -> Tensor\n";
+  EXPECT_EQ(load_error(foo + "  dispatch: {CPU: 'k; system(\"x\")'}\n"),
+            "F:2: the kernel name 'k; system(\"x\")' is not a C++ identifier");
+  EXPECT_EQ(load_error(foo + "  dispatch:\n    CPU: acme::native::k\n"),
+            "F:3: the kernel name 'acme::native::k' is not a C++ identifier");
+  EXPECT_EQ(load_error(foo + "  dispatch:\n    CPU: delete\n"),
+            "F:3: the kernel name 'delete' is not a C++ identifier (it is a keyword)");
+  EXPECT_EQ(load_error(foo + "  dispatch:\n    CPU: 2k\n", /*strict=*/false),
+            "F:3: the kernel name '2k' is not a C++ identifier");
+  EXPECT_EQ(load_error("- func: class::foo(Tensor x) -> Tensor\n"),
+            "F:1: the namespace 'class' is not a C++ identifier (it is a keyword)");
+  EXPECT_EQ(load_error("- func: acme::delete(Tensor x) -> Tensor\n"),
+            "F:1: the operator name 'delete' is not a C++ identifier (it is a keyword)");
+  // The func text goes as written into generated comments and R"opd(...)opd".
+  EXPECT_EQ(load_error("- func: \"acme::foo(Tensor x)\\n-> Tensor\"\n"),
+            "F:1: 'func' holds the control character 0x0a (a schema is one line)");
+  EXPECT_EQ(load_error("- func: 'acme::foo(Tensor x, str s='')opd\"'') -> Tensor'\n"),
+            "F:1: 'func' holds ')opd\"', which would end the raw string literal opd-gen writes "
+            "it in");
+}
+
 TEST(NativeFunctions, AVendorsFileHasOneNamespaceAndNoMethods) {
   TempYaml f(
       "- func: acme::scale(Tensor x, float alpha=1) -> Tensor\n"

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "derivatives.h"
 #include "native_function.h"
 #include "opd/error.h"
 
@@ -70,6 +71,23 @@ inline std::string load_error(const std::string& text, bool strict = true) {
     return "F" + msg.substr(f.path().size());
   }
   ADD_FAILURE() << "expected an error for:\n" << text;
+  return "";
+}
+
+// The error load_derivatives throws for a file holding `derivatives`, read against the
+// operators of `functions` (loaded strictly), which must start with "<path>:<line>: "; returned
+// with that path replaced by "D" ("D:2: ...").
+inline std::string derivatives_error(const std::string& functions, const std::string& derivatives) {
+  TempYaml f(functions), d(derivatives);
+  auto fs = load_strict(f);
+  try {
+    load_derivatives(d.path(), fs);
+  } catch (const opd::Error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(d.path() + ":", 0), 0u) << msg;
+    return "D" + msg.substr(d.path().size());
+  }
+  ADD_FAILURE() << "expected an error for:\n" << derivatives;
   return "";
 }
 

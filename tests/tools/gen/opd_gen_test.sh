@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The opd-gen command on malformed YAML (issue 29): each input is refused with exit status 1 and
+# "opd-gen: <file>:<line>: <what>", never aborted by an uncaught yaml-cpp exception (status 134),
+# and nothing is generated from text that would be pasted into C++.
+# Usage: opd_gen_test.sh PATH_TO_OPD_GEN
+set -uo pipefail
+gen="$1"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+failures=0
+passed=0
+
+check() {  # check NAME EXPECTED_EXIT PATTERN -- COMMAND...
+  local name="$1" want_rc="$2" pattern="$3"
+  shift 4
+  local out rc
+  out="$("$@" 2>&1)"
+  rc=$?
+  if [ "$rc" -ne "$want_rc" ] || ! grep -qF -- "$pattern" <<<"$out"; then
+    echo "FAIL: $name (exit $rc, wanted $want_rc; expected to find: $pattern)"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+foo='- func: foo(Tensor x) -> Tensor'
+printf '%s\n' "$foo" > "$dir/functions.yaml"
+printf '%s\n  dispatch:\n    [CPU]: k\n' "$foo" > "$dir/dispatch_key_list.yaml"
+printf '%s\n  {a: 1}: 2\n' "$foo" > "$dir/field_name_mapping.yaml"
+printf -- '- name: [1]\n' > "$dir/name_list.yaml"
+printf -- '- name: {a: 1}\n' > "$dir/name_mapping.yaml"
+printf -- '- name: foo(Tensor x) -> Tensor\n  [x]: grad\n' > "$dir/formula_key_list.yaml"
+
+check "a dispatch key that is a list" 1 "opd-gen: $dir/dispatch_key_list.yaml:3: a dispatch key must be a string, not a list" -- \
+  "$gen" --yaml "$dir/dispatch_key_list.yaml" --out "$dir/out"
+check "a field name that is a mapping" 1 "opd-gen: $dir/field_name_mapping.yaml:2: a field name in an entry must be a string, not a mapping" -- \
+  "$gen" --yaml "$dir/field_name_mapping.yaml" --out "$dir/out"
+check "--check: a field name that is a mapping" 1 "opd-gen: $dir/field_name_mapping.yaml:2: a field name in an entry must be a string" -- \
+  "$gen" --check "$dir/field_name_mapping.yaml"
+check "derivatives: a name that is a list" 1 "opd-gen: $dir/name_list.yaml:1: 'name' must be a string, not a list" -- \
+  "$gen" --yaml "$dir/functions.yaml" --derivatives "$dir/name_list.yaml" --out "$dir/out"
+check "derivatives: a name that is a mapping" 1 "opd-gen: $dir/name_mapping.yaml:1: 'name' must be a string, not a mapping" -- \
+  "$gen" --yaml "$dir/functions.yaml" --derivatives "$dir/name_mapping.yaml" --out "$dir/out"
+check "derivatives: a formula key that is a list" 1 "opd-gen: $dir/formula_key_list.yaml:2: a field name in an entry must be a string, not a list" -- \
+  "$gen" --yaml "$dir/functions.yaml" --derivatives "$dir/formula_key_list.yaml" --out "$dir/out"
+
+# Text that would become code: refused, and nothing written.
+printf -- "- func: acme::foo(Tensor x) -> Tensor\n  dispatch: {CPU: 'k; system(\"x\")'}\n" > "$dir/kernel.yaml"
+check "a kernel name that is not an identifier" 1 "opd-gen: $dir/kernel.yaml:2: the kernel name 'k; system(\"x\")' is not a C++ identifier" -- \
+  "$gen" --yaml "$dir/kernel.yaml" --out "$dir/vendor"
+if [ -e "$dir/vendor" ]; then
+  echo "FAIL: opd-gen wrote $dir/vendor for a refused file"
+  failures=$((failures + 1))
+fi
+printf -- "- func: acme::foo(Tensor x) -> Tensor\n" > "$dir/acme.yaml"
+printf -- "- name: foo(Tensor x) -> Tensor\n  x: 'grad; system(\"x\")'\n" > "$dir/acme_derivatives.yaml"
+check "a formula that is not one expression" 1 "opd-gen: $dir/acme_derivatives.yaml:2: the formula for 'x' is not one C++ expression: it holds ';' at column 5" -- \
+  "$gen" --yaml "$dir/acme.yaml" --derivatives "$dir/acme_derivatives.yaml" --out "$dir/vendor2"
+if [ -e "$dir/vendor2" ]; then
+  echo "FAIL: opd-gen wrote $dir/vendor2 before reading the derivatives it refused"
+  failures=$((failures + 1))
+fi
+check "a well-formed vendor file" 0 "" -- "$gen" --yaml "$dir/acme.yaml" --out "$dir/vendor3"
+
+echo "opd_gen_test: $passed passed, $failures failed"
+[ "$failures" -eq 0 ]
