@@ -2,7 +2,7 @@
 // Python to IValue without a schema, so that the schema-driven conversions stay in one place,
 // opd eval's eval::convert_argument (shared):
 //   opdispatch.Tensor -> Tensor    bool -> Bool (tested before int: bool is an int subclass)
-//   int -> Int (OverflowError beyond int64)    other objects with __index__ -> Int
+//   int -> Int (IntOverflowError beyond int64)    other objects with __index__ -> Int
 //   float -> Double    complex -> ComplexDouble    str -> String    None -> None
 //   numpy's numbers (np.float32...) -> what their item() gives, as above
 //   dtype, device, layout, memory_format -> ScalarType, Device, Layout, MemoryFormat
@@ -76,7 +76,36 @@ std::optional<Scalar> numpy_number(py::handle h) {
   return Scalar(py::float_(py::reinterpret_borrow<py::object>(h)).cast<double>());
 }
 
+// An int's text for an error: its digits, or its size when they would be too many to read (or
+// more than Python's int-to-str limit allows).
+std::string int_text(PyObject* o) {
+  int64_t bits = static_cast<int64_t>(_PyLong_NumBits(o));
+  if (bits >= 0 && bits <= 256) {
+    if (PyObject* text = PyObject_Str(o)) {
+      std::string out = py::reinterpret_steal<py::str>(text);
+      return out;
+    }
+    PyErr_Clear();
+  }
+  if (bits < 0) PyErr_Clear();
+  return std::string(_PyLong_Sign(o) < 0 ? "a negative" : "an") + " int of " +
+         std::to_string(bits) + " bits";
+}
+
 }  // namespace
+
+IntOverflowError::IntOverflowError(std::string value, const std::string& where)
+    : Error("Overflow when unpacking long: " + value + " does not fit in int64" +
+            (where.empty() ? "" : " (" + where + ")")),
+      value_(std::move(value)) {}
+
+int64_t int64_of(py::handle int_object) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(int_object.ptr(), &overflow);
+  if (overflow != 0) throw IntOverflowError(int_text(int_object.ptr()));
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<int64_t>(v);
+}
 
 // Note [Fast pybind11 instances]: what type_caster_generic::cast and class_::init_instance do
 // for a new pointer, without their two type lookups and the search for an existing instance.
@@ -138,15 +167,7 @@ std::optional<Device> as_device(py::handle h) {
 std::optional<Scalar> as_scalar(py::handle h) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) return Scalar(o == Py_True);
-  if (PyLong_Check(o)) {
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow != 0) {
-      PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long");
-      throw py::error_already_set();
-    }
-    return Scalar(static_cast<int64_t>(v));
-  }
+  if (PyLong_Check(o)) return Scalar(int64_of(h));
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
   if (PyComplex_Check(o)) {
     return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));

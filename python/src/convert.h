@@ -9,6 +9,7 @@
 #include <string>
 
 #include "opd/device.h"
+#include "opd/error.h"
 #include "opd/ivalue.h"
 #include "opd/layout.h"
 #include "opd/scalar.h"
@@ -43,8 +44,24 @@ pybind11::object dtype_object(ScalarType t);
 std::optional<ScalarType> as_dtype(pybind11::handle h);
 std::optional<Device> as_device(pybind11::handle h);  // a device object or a str
 
+// A Python int outside int64 where one is needed: a RuntimeError in Python, with torch's text
+// and the value ("Overflow when unpacking long: 1180591620717411303424 does not fit in int64").
+// `value()` is the value's text, for callers that say where it was.
+class IntOverflowError : public Error {
+ public:
+  // `where`, when given, follows in parentheses: "... int64 (ones(), argument at position 1)".
+  explicit IntOverflowError(std::string value, const std::string& where = "");
+  const std::string& value() const { return value_; }
+
+ private:
+  std::string value_;
+};
+
+// A Python int (exactly or a subclass) as int64_t; IntOverflowError when it does not fit.
+int64_t int64_of(pybind11::handle int_object);
+
 // A Python number (bool, int, float, complex, or numpy's) as a Scalar; nullopt for anything
-// else.
+// else. IntOverflowError for an int outside int64.
 std::optional<Scalar> as_scalar(pybind11::handle h);
 // As as_scalar, and a 0-d numpy array too: what an operator (x + a) takes as a number, as
 // torch's operators do (its arguments do not: `alpha` is a number, not an array).

@@ -200,10 +200,13 @@ void bind_dlpack(py::module_& m) {
       "_to_dlpack",
       [](py::handle t, py::object stream) {
         const Tensor& tensor = unwrap_or_throw(t, "__dlpack__(): self");
+        // torch's check, on every device.
+        OPD_CHECK_T(TypeError, stream.is_none() || PyLong_Check(stream.ptr()),
+                    "stream must be ``int`` or ``none``");
         // The CUDA plugin queues on the legacy default stream: None, -1 (no synchronisation asked)
         // and 1 (the legacy default stream) need no synchronisation; others are refused.
         if (tensor.is_cuda() && !stream.is_none()) {
-          int64_t s = stream.cast<int64_t>();
+          int64_t s = int64_of(stream);
           if (s != 1 && s != -1) {
             buffer_error(
                 "opdispatch: __dlpack__ supports the legacy default CUDA stream (1) only; "

@@ -5,6 +5,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "bindings.h"
@@ -57,7 +59,15 @@ Tensor apply_index(const Tensor& self, py::handle index) {
       ++dim;
       ++self_dim;
     } else if (!PyBool_Check(o) && unwrap(h) == nullptr && PyIndex_Check(o)) {
-      int64_t i = py::cast<int64_t>(py::reinterpret_steal<py::object>(PyNumber_Index(o)));
+      py::object index_int = py::reinterpret_steal<py::object>(PyNumber_Index(o));
+      if (!index_int) throw py::error_already_set();
+      int64_t i = 0;
+      try {
+        i = int64_of(index_int);
+      } catch (const IntOverflowError& e) {
+        // torch's RuntimeError, naming the index.
+        throw IntOverflowError(e.value(), "the index of dimension " + std::to_string(self_dim));
+      }
       int64_t size = result.size(dim);
       OPD_CHECK_T(IndexError, i >= -size && i < size,
                   "index {} is out of bounds for dimension {} with size {}", i, self_dim, size);
@@ -74,6 +84,15 @@ Tensor apply_index(const Tensor& self, py::handle index) {
   return result;
 }
 
+// The number assigned by x[i] = value; an int outside int64 is torch's overflow error, named.
+std::optional<Scalar> value_scalar(py::handle value) {
+  try {
+    return as_scalar(value);
+  } catch (const IntOverflowError& e) {
+    throw IntOverflowError(e.value(), "the value assigned");
+  }
+}
+
 }  // namespace
 
 void bind_indexing(py::class_<Tensor>& cls) {
@@ -84,7 +103,7 @@ void bind_indexing(py::class_<Tensor>& cls) {
         if (const Tensor* v = unwrap(value)) {
           py::gil_scoped_release r;
           view.copy_(*v);
-        } else if (auto s = as_scalar(value)) {
+        } else if (auto s = value_scalar(value)) {
           py::gil_scoped_release r;
           view.fill_(*s);
         } else {

@@ -15,6 +15,7 @@
 
 #include "kernel.h"
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include <memory>
@@ -190,7 +191,15 @@ class PyKernel final : public OperatorKernel {
                   returns.size());
     }
     for (size_t i = 0; i < items.size(); ++i) {
-      IValue v = to_ivalue(items[i]);
+      IValue v;
+      try {
+        v = to_ivalue(items[i]);
+      } catch (const IntOverflowError& e) {
+        throw Error(fmt::format(
+            "{} returned {} in result {}, which does not fit in int64 (the "
+            "schema declares {})",
+            what(), e.value(), i, i < returns.size() ? returns[i].type()->str() : "a vararg"));
+      }
       if (i >= returns.size()) {
         out.push_back(std::move(v));
         continue;

@@ -250,13 +250,28 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
   call_args.self_bound = self_bound;
   Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
   call_args.positional.reserve(n);
+  // An int outside int64 is refused before binding (an IValue cannot hold it), naming where it
+  // was: torch's "Overflow when unpacking long", with the value and the argument.
+  auto overflow = [&](const IntOverflowError& e, const std::string& argument) {
+    return IntOverflowError(e.value(), std::string(name) + "(), " + argument);
+  };
   for (Py_ssize_t i = 0; i < n; ++i) {
-    call_args.positional.push_back(to_ivalue(PyTuple_GET_ITEM(args.ptr(), i)));
+    try {
+      call_args.positional.push_back(to_ivalue(PyTuple_GET_ITEM(args.ptr(), i)));
+    } catch (const IntOverflowError& e) {
+      // Positions count from 1, after self in a method call, as torch's argument errors do.
+      throw overflow(e, "argument at position " + std::to_string(self_bound ? i : i + 1));
+    }
   }
   if (kwargs) {
     for (auto [k, v] : py::reinterpret_borrow<py::dict>(kwargs)) {
       OPD_CHECK_T(TypeError, PyUnicode_Check(k.ptr()), "keywords must be strings");
-      call_args.keywords.emplace_back(k.cast<std::string>(), to_ivalue(v));
+      std::string keyword = k.cast<std::string>();
+      try {
+        call_args.keywords.emplace_back(keyword, to_ivalue(v));
+      } catch (const IntOverflowError& e) {
+        throw overflow(e, "argument '" + keyword + "'");
+      }
     }
   }
   eval::FactoryDefaults defaults;

@@ -36,6 +36,20 @@ namespace {
 
 using Release = py::gil_scoped_release;
 
+// The `dim` of size(dim) and stride(dim): an int (or an object with __index__, not a bool),
+// in int64; torch's errors otherwise.
+int64_t dim_argument(py::handle dim, const char* method) {
+  OPD_CHECK_T(TypeError, !PyBool_Check(dim.ptr()) && PyIndex_Check(dim.ptr()),
+              "{}(): argument 'dim' (position 1) must be int, not {}", method, type_name(dim));
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(dim.ptr()));
+  if (!index) throw py::error_already_set();
+  try {
+    return int64_of(index);
+  } catch (const IntOverflowError& e) {
+    throw IntOverflowError(e.value(), std::string(method) + "(), argument 'dim'");
+  }
+}
+
 // The left operand of a reflected operator (2 - x, 2 / x, 2 ** x): opd eval's.
 using eval::wrapped_number;
 
@@ -242,12 +256,13 @@ void bind_tensor(py::module_& m) {
       .def("_sizes", [](const Tensor& t) { return int_tuple(t.sizes()); })
       .def(
           "stride",
-          [](const Tensor& t, std::optional<int64_t> dim) -> py::object {
-            if (dim) return py::int_(t.stride(*dim));
-            return int_tuple(t.strides());
+          [](const Tensor& t, py::handle dim) -> py::object {
+            if (dim.is_none()) return int_tuple(t.strides());
+            return py::int_(t.stride(dim_argument(dim, "stride")));
           },
           py::arg("dim") = py::none())
-      .def("_size_of", [](const Tensor& t, int64_t dim) { return t.size(dim); })
+      .def("_size_of",
+           [](const Tensor& t, py::handle dim) { return t.size(dim_argument(dim, "size")); })
       .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
       .def_property_readonly("device", &Tensor::device)
       .def_property_readonly("is_cpu", &Tensor::is_cpu)

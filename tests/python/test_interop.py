@@ -219,6 +219,14 @@ def test_bool_is_refused_over_dlpack_both_ways():
         opd.from_dlpack(torch.tensor([True]))
 
 
+@pytest.mark.parametrize("stream", ["a", 1.0])
+def test_a_dlpack_stream_that_is_not_an_int_is_torchs_type_error(stream):
+    for x in (opd.ones(2), torch.ones(2)):
+        with pytest.raises(TypeError, match="^stream must be ``int`` or ``none``$"):
+            x.__dlpack__(stream=stream)
+    assert opd.from_dlpack(opd.ones(2).__dlpack__(stream=-1)).tolist() == [1.0, 1.0]
+
+
 @pytest.mark.parametrize("array", ["np.arange(4.)[::-1]", "np.arange(6.).reshape(2, 3)[:, ::-1]"])
 def test_negative_strides_are_refused(array):
     a = eval(array)

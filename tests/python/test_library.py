@@ -6,7 +6,6 @@ infer_schema, register_fake and register_kernel, and a clean interpreter exit.""
 import ctypes
 import gc
 import sys
-import typing
 import threading
 import typing
 import weakref

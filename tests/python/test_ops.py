@@ -2,6 +2,8 @@
 resolution and its errors as PyTorch's Python argument parser, results that alias an argument,
 named returns, operators that come and go with their Library, redispatch, parse_schema."""
 
+import re
+
 import pytest
 import torch
 
@@ -327,6 +329,23 @@ def test_parse_schema():
     assert [(r.name, r.type) for r in s.returns] == [("out", "Tensor"), ("n", "int")]
     assert s.is_mutable
     assert str(opd.parse_schema("f(str s='hi') -> ()")) == 'f(str s="hi") -> ()'
+
+
+@pytest.mark.parametrize("expr, value, where", [
+    ("opd.ones(2**70)", "1180591620717411303424", "ones(), argument at position 1"),
+    ("opd.ones((2, 2**63))", "9223372036854775808", "ones(), argument at position 1"),
+    ("opd.full((2,), 2**70)", "1180591620717411303424", "full(), argument at position 2"),
+    ("x.view(2**64)", "18446744073709551616", "view(), argument at position 1"),
+    ("x.sum(dim=2**63)", "9223372036854775808", "sum(), argument 'dim'"),
+    ("x.add(x, alpha=-2**70)", "-1180591620717411303424", "add(), argument 'alpha'"),
+    ("opd.ops.aten.add.Tensor(x, x, alpha=2**64)", "18446744073709551616",
+     "aten::add.Tensor(), argument 'alpha'"),
+])
+def test_an_int_argument_outside_int64_names_the_value_and_the_argument(expr, value, where):
+    # torch raises "Overflow when unpacking long" (a TypeError for int lists); both name neither.
+    with pytest.raises(RuntimeError, match=(rf"^Overflow when unpacking long: {value} does not fit "
+                                            rf"in int64 \({re.escape(where)}\)$")):
+        eval(expr, {"opd": opd, "x": opd.ones(2)})
 
 
 def test_parse_schema_errors_are_schema_parse_errors():

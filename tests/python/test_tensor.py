@@ -406,6 +406,39 @@ def test_out_of_range_indices_are_torchs_index_errors(expr, text):
             eval(expr, {"x": lib.zeros(2, 3)})
 
 
+@pytest.mark.parametrize("expr, value, where", [
+    ("x[2**63]", "9223372036854775808", "the index of dimension 0"),
+    ("x[-2**63 - 1]", "-9223372036854775809", "the index of dimension 0"),
+    ("x[0, 2**70]", "1180591620717411303424", "the index of dimension 1"),
+    ("x[np.uint64(2**64 - 1)]", "18446744073709551615", "the index of dimension 0"),
+    ("x.__setitem__(2**63, 1)", "9223372036854775808", "the index of dimension 0"),
+    ("x.__setitem__(0, 2**70)", "1180591620717411303424", "the value assigned"),
+    ("x.__setitem__(0, np.uint64(2**64 - 1))", "18446744073709551615", "the value assigned"),
+    ("x.size(2**63)", "9223372036854775808", "size(), argument 'dim'"),
+    ("x.stride(-2**70)", "-1180591620717411303424", "stride(), argument 'dim'"),
+    ("opd.tensor([1, 2**70])", "1180591620717411303424", None),
+])
+def test_an_int_outside_int64_is_torchs_overflow_error_naming_the_value(expr, value, where):
+    # torch 1.13: RuntimeError "Overflow when unpacking long"; the value and where it was added.
+    text = f"^Overflow when unpacking long: {value} does not fit in int64"
+    text += rf" \({re.escape(where)}\)$" if where else "$"
+    with pytest.raises(RuntimeError, match=text):
+        eval(expr, {"x": opd.zeros(2, 3), "opd": opd, "np": np})
+    with pytest.raises(RuntimeError, match="^Overflow when unpacking long"):
+        eval(expr, {"x": torch.zeros(2, 3), "opd": torch, "np": np})
+
+
+def test_size_and_stride_refuse_a_dim_that_is_not_an_int():
+    x = opd.zeros(2, 3)
+    assert x.size(-1) == 3 and x.stride(np.int64(0)) == 3
+    with pytest.raises(TypeError, match=r"^size\(\): argument 'dim' \(position 1\) must be int, "
+                                        r"not str$"):
+        x.size("a")
+    with pytest.raises(TypeError, match=r"^stride\(\): argument 'dim' \(position 1\) must be "
+                                        r"int, not float$"):
+        x.stride(1.0)
+
+
 def test_views_share_storage_and_assignment_is_seen_in_the_base():
     x = opd.zeros(2, 3)
     row = x[0]
