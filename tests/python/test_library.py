@@ -343,6 +343,33 @@ def test_a_wrong_result_is_a_type_error_naming_the_operator_and_site():
             opd.ops.libret.two(opd.tensor([1.0]))
 
 
+def test_an_int_result_outside_int64_names_the_operator_and_site():
+    with Library("libret", "DEF") as lib:
+        lib.define("big(Tensor x) -> int")
+        site = here()
+        lib.impl("big", lambda x: 2**70, "CPU")
+        with pytest.raises(RuntimeError, match=(
+                rf"^libret::big: the Python kernel for CPU \(registered at {site}\) returned "
+                rf"1180591620717411303424 in result 0, which does not fit in int64 \(the schema "
+                rf"declares int\)$")):
+            opd.ops.libret.big(opd.tensor([1.0]))
+        lib.define("bigs(Tensor x) -> (Tensor, int[])")
+        lib.impl("bigs", lambda x: (x, [1, -2**63 - 1]), "CPU")
+        with pytest.raises(RuntimeError, match=r"^libret::bigs: the Python kernel for CPU .* "
+                                               r"returned -9223372036854775809 in result 1, which "
+                                               r"does not fit in int64 \(the schema declares "
+                                               r"int\[\]\)$"):
+            opd.ops.libret.bigs(opd.tensor([1.0]))
+        lib.define("huge(Tensor x) -> Scalar")
+        lib.impl("huge", lambda x: 10**5000, "CPU")  # more digits than str() may print
+        with pytest.raises(RuntimeError, match=r"^libret::huge: .* returned an int of 16610 bits "
+                                               r"in result 0, which does not fit in int64"):
+            opd.ops.libret.huge(opd.tensor([1.0]))
+        lib.define("edge(Tensor x) -> int[]")
+        lib.impl("edge", lambda x: [2**63 - 1, -2**63], "CPU")
+        assert opd.ops.libret.edge(opd.tensor([1.0])) == [2**63 - 1, -2**63]
+
+
 def test_a_missing_kernel_is_not_implemented_error_with_the_dispatchers_text():
     with Library("libmiss", "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor")
