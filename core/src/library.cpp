@@ -97,8 +97,13 @@ Library& Library::operator=(Library&& o) noexcept {
 
 Library::~Library() { reset(); }
 
-void Library::reset() {
-  while (!registrations_.empty()) {
+void Library::reset() { reset_to(0); }
+
+void Library::reset_to(size_t count) {
+  OPD_CHECK(count <= registrations_.size(),
+            "Library::reset_to({}): the {} library of namespace {} has {} registrations", count,
+            to_string(kind_), ns_, registrations_.size());
+  while (registrations_.size() > count) {
     registrations_.back().reset();
     registrations_.pop_back();
   }
@@ -136,8 +141,8 @@ Library& Library::def(std::string_view schema_text, AliasAnalysisKind alias_anal
   return def(schema_text, alias_analysis, tags, site_of(loc));
 }
 
-Library& Library::def(std::string_view schema_text, AliasAnalysisKind alias_analysis, TagSet tags,
-                      RegistrationSite site) & {
+Library& Library::def(std::string_view schema_text, std::optional<AliasAnalysisKind> alias_analysis,
+                      TagSet tags, RegistrationSite site) & {
   OPD_CHECK(kind_ != IMPL,
             "Cannot define an operator inside of a IMPL block.  All def()s should be placed in the "
             "(unique) OPD_LIBRARY block for their namespace. ({})",

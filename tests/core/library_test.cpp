@@ -532,6 +532,25 @@ TEST(Library, ResetUndoesEverythingAndTheLibraryCanBeReused) {
   EXPECT_TRUE(find("test_library_reset::foo").has_value());
 }
 
+TEST(Library, ResetToUndoesOnlyTheNewestRegistrations) {
+  Library lib(Library::FRAGMENT, "test_library_reset_to");
+  lib.def("foo(Tensor x) -> Tensor");
+  const size_t before = lib.registration_count();
+  lib.impl("foo", DK::CPU, &identity).def("bar(Tensor x) -> Tensor");
+  lib.reset_to(before);
+  EXPECT_EQ(lib.registration_count(), 1u);
+  auto foo = find("test_library_reset_to::foo");
+  ASSERT_TRUE(foo);
+  EXPECT_FALSE(foo->entry().has_kernel_for_dispatch_key(DK::CPU));
+  EXPECT_FALSE(find("test_library_reset_to::bar"));
+  lib.reset_to(1);
+  EXPECT_EQ(lib.registration_count(), 1u);
+  EXPECT_EQ(test_util::error_text<Error>([&] { lib.reset_to(2); }),
+            "Library::reset_to(2): the FRAGMENT library of namespace test_library_reset_to has 1 "
+            "registrations");
+  EXPECT_TRUE(find("test_library_reset_to::foo"));
+}
+
 TEST(Library, ImplsOutliveNothingTheyDependOn) {
   // Registered impl-first and removed in reverse: each step leaves a consistent state.
   Library impls(Library::IMPL, "test_library_order", DK::CPU);
@@ -722,6 +741,12 @@ TEST(Library, DefRecordsItsAliasAnalysisKind) {
               HasSubstr("debug: registered at t.py:3\nalias analysis kind: PURE_FUNCTION\n"));
   EXPECT_THAT(find("test_library_alias::inferred")->dump_state(),
               HasSubstr("\nalias analysis kind: CONSERVATIVE\nCompositeImplicitAutograd[alias]"));
+  // No kind given (the testing handle's def_legacy): CONSERVATIVE, shown as the default.
+  lib.def("legacy(Tensor x) -> Tensor", std::nullopt, TagSet(), RegistrationSite{"t.py", 5});
+  EXPECT_EQ(kind("test_library_alias::legacy"), AliasAnalysisKind::CONSERVATIVE);
+  EXPECT_THAT(
+      find("test_library_alias::legacy")->dump_state(),
+      HasSubstr("debug: registered at t.py:5\nalias analysis kind: CONSERVATIVE (default)\n"));
 }
 
 // A schema whose annotations say what aliases what contradicts any kind but FROM_SCHEMA:

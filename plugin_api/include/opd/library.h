@@ -183,8 +183,10 @@ class OPD_API Library {
   Library(Kind kind, std::string ns, std::optional<DispatchKey> key, RegistrationSite site);
   Library& def(std::string_view schema, RegistrationSite site) &;
   Library& def(std::string_view schema, TagSet tags, RegistrationSite site) &;
-  Library& def(std::string_view schema, AliasAnalysisKind alias_analysis, TagSet tags,
-               RegistrationSite site) &;
+  // nullopt: no kind given, as PyTorch's legacy registration (CONSERVATIVE, dumped as the
+  // default), for the testing handle's def_legacy.
+  Library& def(std::string_view schema, std::optional<AliasAnalysisKind> alias_analysis,
+               TagSet tags, RegistrationSite site) &;
   Library& impl(std::string_view name, std::optional<DispatchKey> key, CppFunction f,
                 RegistrationSite site) &;
   // The same with the kernel's debug text given outright (see RegistrationDebug).
@@ -194,6 +196,10 @@ class OPD_API Library {
 
   // Undoes every registration of this library, newest first.
   void reset();
+  // Undoes the registrations made since registration_count() was `count`, newest first: for
+  // a group of registrations that must be made together or not at all. Throws Error when
+  // `count` is more than registration_count().
+  void reset_to(size_t count);
 
   Kind kind() const { return kind_; }
   const std::string& ns() const { return ns_; }
