@@ -81,13 +81,17 @@ class Library:
 
     def define(self, schema, alias_analysis="", *, tags=()):
         """Defines an operator: ``define("my_relu(Tensor x) -> Tensor")``. Returns its name.
+        ``alias_analysis``: ``""`` or ``"FROM_SCHEMA"`` (the schema's alias annotations say
+        what the operator aliases and writes) or ``"CONSERVATIVE"`` (it may alias or write
+        anything), as torch.library; the dump shows it (Note [Alias analysis kind]).
         ``tags``: an ``opdispatch.Tag`` or a sequence of them, read back as ``op.tags``."""
+        # As torch.library: PURE_FUNCTION, valid in C++, is not offered.
         if alias_analysis not in ("", "FROM_SCHEMA", "CONSERVATIVE"):
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
         self._check_open()
         tags = _tag_list(tags)
         file, line = _caller_site()
-        self._lib.define(schema, file, line, tags)
+        self._lib.define(schema, file, line, tags, alias_analysis)
         name = schema.split("(", 1)[0].strip()
         qualified = name if "::" in name else f"{self.ns}::{name}"
         self._op_defs.add(qualified)

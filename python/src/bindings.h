@@ -4,6 +4,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include "opd/alias_analysis.h"
 #include "opd/tensor.h"
 
 namespace opd::python {
@@ -36,6 +37,13 @@ void remove_warning_handler();
 void bind_trace(pybind11::module_& m);
 // Helpers for the Python tests that need C++ threads (testing.cpp).
 void bind_testing(pybind11::module_& m);
+// torch._C._dispatch_library's testing handle (dispatch_library.cpp), and the alias analysis
+// kind by name ("" is FROM_SCHEMA), or torch's RuntimeError "could not parse X".
+void bind_dispatch_library(pybind11::module_& m);
+AliasAnalysisKind parse_alias_analysis_as_torch(const std::string& alias);
+// A dispatch key by name, or torch's RuntimeError "could not parse dispatch key: X"
+// (introspection.cpp).
+DispatchKey parse_dispatch_key_as_torch(const std::string& key);
 
 // A Python buffer (numpy array, bytes, array.array) as a CPU tensor over the same memory
 // (numpy.cpp); warns as torch when the buffer is read-only and `warn_readonly`.

@@ -155,16 +155,20 @@ void bind_library(py::module_& m) {
            }),
            py::arg("kind"), py::arg("ns"), py::arg("dispatch_key"), py::arg("file"),
            py::arg("line"))
-      .def("define",
-           [](PyLibrary& l, const std::string& schema, const std::string& file, uint32_t line,
-              const std::vector<Tag>& tags) {
-             drain_releases();
-             l.check_not_cleared();
-             TagSet set;
-             for (Tag t : tags) set.add(t);
-             py::gil_scoped_release r;
-             l.lib.def(schema, set, RegistrationSite{file, line});
-           })
+      .def(
+          "define",
+          [](PyLibrary& l, const std::string& schema, const std::string& file, uint32_t line,
+             const std::vector<Tag>& tags, const std::string& alias_analysis) {
+            drain_releases();
+            l.check_not_cleared();
+            AliasAnalysisKind kind = parse_alias_analysis_as_torch(alias_analysis);
+            TagSet set;
+            for (Tag t : tags) set.add(t);
+            py::gil_scoped_release r;
+            l.lib.def(schema, kind, set, RegistrationSite{file, line});
+          },
+          py::arg("schema"), py::arg("file"), py::arg("line"), py::arg("tags"),
+          py::arg("alias_analysis") = "")
       .def("impl",
            [](PyLibrary& l, const std::string& name, py::object fn, const std::string& key,
               bool with_keyset, bool fallthrough, const std::string& file, uint32_t line) {

@@ -50,6 +50,33 @@ def test_define_returns_the_name_and_refuses_a_duplicate():
             Library("libdup", "DEF")
 
 
+def test_define_with_an_alias_analysis_kind_as_torch_library():
+    with Library("libalias", "DEF") as lib:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.define("g(Tensor x) -> Tensor", "CONSERVATIVE")
+        lib.define("h(Tensor(a!) x) -> Tensor(a!)", alias_analysis="FROM_SCHEMA")
+
+        def kind(name):
+            return _C._dispatch_dump(f"libalias::{name}").splitlines()[3]
+
+        assert kind("f") == "alias analysis kind: FROM_SCHEMA"
+        assert kind("g") == "alias analysis kind: CONSERVATIVE"
+        assert kind("h") == "alias analysis kind: FROM_SCHEMA"
+        # torch.library offers neither PURE_FUNCTION nor anything else.
+        for bad in ("PURE_FUNCTION", "bogus"):
+            with pytest.raises(RuntimeError, match=f"^Invalid alias_analysis type {bad}$"):
+                lib.define("k(Tensor x) -> Tensor", bad)
+        # Alias annotations with CONSERVATIVE: the error torch's JIT raises, at define.
+        with pytest.raises(RuntimeError) as e:
+            site = here()
+            lib.define("k(Tensor(a) x) -> Tensor(a)", "CONSERVATIVE")
+        assert str(e.value) == (
+            "In operator registration: Tried to register operator libalias::k(Tensor(a) x) -> "
+            "Tensor(a) with aliasing information in the schema but without "
+            f"AliasAnalysisKind::FROM_SCHEMA. (registered at {site})")
+        assert _C._dispatch_dump("libalias::k") == ""
+
+
 def test_define_with_tags_as_torch_library():
     with Library("libtags", "DEF") as lib:
         lib.define("f(Tensor x) -> Tensor", tags=(opd.Tag.pointwise, opd.Tag.core))
