@@ -372,17 +372,30 @@ def _device_key(device_type):
     return _DEVICE_KEYS[device_type]
 
 
+# The Library of each custom operator, by "ns::name", as torch.library's OPDEF_TO_LIB: a custom
+# operator stays defined for the life of the process (or until _destroy) even when nothing holds
+# its CustomOpDef. Without it, the cycle CustomOpDef -> Library -> kernel -> CustomOpDef is
+# garbage that the collector undoes (Note [Python kernels and the garbage collector]).
+_OPDEF_TO_LIB = {}
+
+
 class CustomOpDef:
     """What ``custom_op`` returns: callable as the operator, with ``register_fake``,
-    ``register_kernel`` and ``register_autograd``."""
+    ``register_kernel`` and ``register_autograd``. Defining an operator of the same name again
+    replaces it, as torch's does."""
 
     def __init__(self, namespace, name, schema, fn, tags=()):
         self._namespace = namespace
         self._name = name
+        self._qualname = f"{namespace}::{name}"
         self._schema = schema
         self._init_fn = fn
+        previous = _OPDEF_TO_LIB.pop(self._qualname, None)
+        if previous is not None:
+            previous.close()
         self._lib = Library(namespace, "FRAGMENT")
         self._lib.define(name + schema, tags=tags)
+        _OPDEF_TO_LIB[self._qualname] = self._lib
         self._opoverload = getattr(getattr(_ops, namespace), name).default
         self._backward_fn = None
         self._setup_context_fn = None
@@ -460,6 +473,8 @@ class CustomOpDef:
         return self._opoverload(*args, **kwargs)
 
     def _destroy(self):
+        if _OPDEF_TO_LIB.get(self._qualname) is self._lib:
+            del _OPDEF_TO_LIB[self._qualname]
         self._lib.close()
 
     def __repr__(self):

@@ -699,6 +699,44 @@ def test_custom_op_with_tags():
         twice._destroy()
 
 
+def test_a_custom_op_stays_defined_when_its_def_is_collected():
+    # As torch.library's custom_op: the operator lives in a registry, not in the CustomOpDef,
+    # so dropping the decorated name (a cycle through its autograd kernel) keeps it defined.
+    @custom_op("libkeep::inc", mutates_args=())
+    def inc(x: Tensor) -> Tensor:
+        return x + 1
+
+    ref = weakref.ref(inc)
+    del inc
+    gc.collect()
+    try:
+        assert ref() is not None
+        assert opd.ops.libkeep.inc(opd.tensor([1.0])).tolist() == [2.0]
+    finally:
+        ref()._destroy()
+    assert _C._dispatch_dump("libkeep::inc") == ""
+
+
+def test_defining_a_custom_op_again_replaces_it_and_destroy_keeps_the_newer():
+    @custom_op("libkeep::f", mutates_args=())
+    def first(x: Tensor) -> Tensor:
+        return x + 1
+
+    @custom_op("libkeep::f", mutates_args=())
+    def second(x: Tensor, k: int = 10) -> Tensor:
+        return x + k
+
+    try:
+        assert str(opd.ops.libkeep.f.default._schema) == (
+            "libkeep::f(Tensor x, SymInt k=10) -> Tensor")
+        assert opd.ops.libkeep.f(opd.tensor([1.0])).tolist() == [11.0]
+        first._destroy()  # already replaced: it must not take the newer definition with it
+        assert opd.ops.libkeep.f(opd.tensor([1.0])).tolist() == [11.0]
+    finally:
+        second._destroy()
+    assert _C._dispatch_dump("libkeep::f") == ""
+
+
 def test_custom_op_mutating_an_argument():
     @custom_op("libco::inc", mutates_args=("x",))
     def inc(x: Tensor) -> None:
