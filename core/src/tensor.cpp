@@ -15,6 +15,24 @@ StorageImpl::~StorageImpl() {
   owner_.reset();  // only now may the plugin that provided deleter_ go away
 }
 
+// See Note [Resizable storage]. A storage of the base type was constructed by code built before
+// plugin ABI 3.3: it has no flag, and keeps the rule of that time.
+bool StorageImpl::resizable() const noexcept {
+  if (const auto* flagged = dynamic_cast<const detail::FlaggedStorageImpl*>(this)) {
+    return flagged->resizable_.load(std::memory_order_relaxed);
+  }
+  return deleter_ != nullptr || data_ == nullptr;
+}
+
+bool StorageImpl::set_resizable(bool resizable) noexcept {
+  auto* flagged = dynamic_cast<detail::FlaggedStorageImpl*>(this);
+  if (flagged == nullptr) return false;
+  flagged->resizable_.store(resizable, std::memory_order_relaxed);
+  return true;
+}
+
+detail::FlaggedStorageImpl::~FlaggedStorageImpl() = default;
+
 VersionCounter::~VersionCounter() = default;
 
 namespace detail {
@@ -221,6 +239,8 @@ Tensor blob_tensor(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarTyp
   // Checked before the storage exists, so that a bad geometry leaves the caller owning `data`.
   const size_t nbytes = nbytes_for(sizes, strides, dtype);
   check_geometry("from_blob", nbytes, sizes, strides, 0, dtype);
+  // Not resizable over memory the caller keeps (Storage::create's default): Note [Resizable
+  // storage].
   Storage storage = Storage::create(data, nbytes, device, deleter, deleter_ctx, std::move(owner));
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), sizes, strides, 0, dtype, device,
                                            make_intrusive<VersionCounter>()));

@@ -201,6 +201,8 @@ ResizeGeometry resize_geometry(const Tensor& self, IntArrayRef size,
     g.nbytes = storage_nbytes_contiguous(size, itemsize, g.storage_offset);
   }
   g.needs_new_storage = g.nbytes > self.storage().nbytes();
+  OPD_CHECK(!g.needs_new_storage || self.storage().resizable(),
+            "Trying to resize storage that is not resizable");
   return g;
 }
 
@@ -214,8 +216,6 @@ Tensor& resize_with(Tensor& self, IntArrayRef size, std::optional<MemoryFormat> 
     return self;
   }
   const Storage& old = self.storage();
-  OPD_CHECK(old.data() == nullptr || old.unsafe_get_impl()->deleter() != nullptr,
-            "Trying to resize storage that is not resizable");
   Storage fresh = allocate(g.nbytes);
   if (old.nbytes() > 0) copy_bytes(fresh.data(), old.data(), old.nbytes());
   impl->set_storage_and_geometry(std::move(fresh), g.sizes, g.strides, g.storage_offset);

@@ -86,7 +86,10 @@ void check_random_dtype(std::string_view op, ScalarType dtype);
 // elements). When nbytes exceeds the current storage's, the backend replaces the storage by one
 // of nbytes bytes holding the old bytes first, then sets the geometry with
 // TensorImpl::set_storage_and_geometry; otherwise it keeps the storage
-// (TensorImpl::set_sizes_and_strides).
+// (TensorImpl::set_sizes_and_strides). Growing past a storage that is not resizable (memory that
+// numpy, DLPack or the caller of from_blob also reads: Note [Resizable storage] in opd/storage.h)
+// throws "Trying to resize storage that is not resizable", as PyTorch does; every backend's
+// resize_ calls this first, so CPU, CUDA and Meta refuse alike.
 struct ResizeGeometry {
   std::vector<int64_t> sizes;
   std::vector<int64_t> strides;
@@ -99,9 +102,8 @@ ResizeGeometry resize_geometry(const Tensor& self, IntArrayRef size,
 
 // resize_ on a backend with memory: applies resize_geometry to `self`, replacing its storage by
 // allocate(nbytes) filled with copy_bytes(new, old, old_nbytes) when it must grow. Storages have a
-// fixed size, so views of the old storage keep it (PyTorch would grow it under them). Throws
-// "Trying to resize storage that is not resizable" for a storage the backend did not allocate
-// (one without a deleter, from_blob-style).
+// fixed size, so views of the old storage keep it (PyTorch would grow it under them). Throws as
+// resize_geometry does, before allocating.
 Tensor& resize_with(Tensor& self, IntArrayRef size, std::optional<MemoryFormat> format,
                     const std::function<Storage(size_t)>& allocate,
                     const std::function<void(void*, const void*, size_t)>& copy_bytes);

@@ -1,11 +1,14 @@
 // DLPack 0.6 (Debian's libdlpack-dev), zero-copy both ways, as torch 1.13 and numpy 1.24 speak
 // it: Tensor.__dlpack__(stream=None) gives a "dltensor" capsule over the tensor's memory that
-// owns a copy of the tensor (so its storage, and the plugin that allocated it, live until the
-// consumer calls the deleter, from any thread); from_dlpack(obj) takes an object with
-// __dlpack__ or such a capsule, renames it "used_dltensor" and makes a tensor whose storage
-// calls the producer's deleter when the last tensor on it goes. Refusals, in torch's words where
-// torch has them: bool (DLPack 0.6 has no bool type), meta tensors (no memory), tensors that
-// require grad, negative strides (torch 1.13 aborts on them), lanes other than 1.
+// owns the tensor's storage (so the memory, and the plugin that allocated it, live until the
+// consumer calls the deleter, from any thread, whatever later happens to the tensor);
+// from_dlpack(obj) takes an object with __dlpack__ or such a capsule, renames it
+// "used_dltensor" and makes a tensor whose storage calls the producer's deleter when the last
+// tensor on it goes. Both directions make the storage not resizable (Note [Resizable storage]
+// in opd/storage.h), where torch 1.13 marks only an imported one and lets resize_ free memory
+// an export still points to. Refusals, in torch's words where torch has them: bool (DLPack 0.6
+// has no bool type), meta tensors (no memory), tensors that require grad, negative strides
+// (torch 1.13 aborts on them), lanes other than 1.
 
 #include <dlpack/dlpack.h>
 #include <pybind11/pybind11.h>
@@ -108,7 +111,7 @@ DLDevice dl_device(const Device& d) {
 // The manager context of an exported tensor.
 struct Export {
   DLManagedTensor managed{};
-  Tensor tensor;
+  Storage storage;
   std::vector<int64_t> shape, strides;
 };
 
@@ -130,7 +133,8 @@ py::object to_dlpack(const Tensor& t) {
   DLDevice device = dl_device(t.device());
   DLDataType dtype = dl_dtype(t.dtype());
   auto e = std::make_unique<Export>();
-  e->tensor = t;
+  e->storage = t.storage();
+  e->storage.set_resizable(false);
   e->shape.assign(t.sizes().begin(), t.sizes().end());
   e->strides.assign(t.strides().begin(), t.strides().end());
   DLTensor& dl = e->managed.dl_tensor;
@@ -190,6 +194,7 @@ Tensor from_capsule(py::handle capsule) {
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   Tensor t = from_blob(data, sizes, strides, dtype, device, &import_deleter, m);
   PyCapsule_SetName(capsule.ptr(), kUsedCapsuleName);
+  t.storage().set_resizable(false);
   return t;
 }
 

@@ -2,8 +2,10 @@
 // from_numpy (and frombuffer) take any object with the buffer protocol: the tensor's storage
 // holds the Py_buffer, released through release_pyobject's queue (Note [Python lifetime]) when
 // the last tensor or view on it goes, on whatever thread that is. numpy() makes an array over
-// the tensor's memory whose base is a capsule owning a copy of the tensor: the storage, and so
-// the plugin that allocated it, stay alive as long as the array. Writable both ways.
+// the tensor's memory whose base is a capsule owning the tensor's storage: the memory, and so
+// the plugin that allocated it, stay alive as long as the array, whatever later happens to the
+// tensor. Writable both ways. Both directions make the storage not resizable (Note [Resizable
+// storage] in opd/storage.h): resize_ cannot move the tensor off memory numpy reads.
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -141,6 +143,7 @@ Tensor tensor_from_buffer(py::handle obj, bool warn_readonly) {
                        held.get());
   guard.h = nullptr;
   held.release();
+  t.storage().set_resizable(false);
   return t;
 }
 
@@ -159,7 +162,11 @@ py::object tensor_to_numpy(const Tensor& t) {
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s) * item);
-  py::capsule base(new Tensor(t), [](void* p) { delete static_cast<Tensor*>(p); });
+  // The storage, not the tensor: a resize or a new storage given to the tensor must not free
+  // the memory under the array.
+  const Storage& storage = t.storage();
+  storage.set_resizable(false);
+  py::capsule base(new Storage(storage), [](void* p) { delete static_cast<Storage*>(p); });
   return py::array(py::dtype(code), shape, strides, t.data_ptr(), base);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -386,6 +387,91 @@ TEST(Storage, HandleAccessors) {
   EXPECT_EQ(s.use_count(), 2u);
   EXPECT_EQ(t.data_ptr<int32_t>(), buf + 1);
   EXPECT_EQ(error_text<Error>([] { Storage().data(); }), "Storage: accessed an undefined Storage");
+}
+
+// ---- Note [Resizable storage] -------------------------------------------------------------------
+
+TEST(Storage, CreateMakesResizableStoragesUnlessTheMemoryIsBorrowedOrToldOtherwise) {
+  int buf[4] = {};
+  DeleteLog log;
+  EXPECT_TRUE(Storage::create(new float[4], 16, Device("cpu"), &log_delete, &log).resizable());
+  EXPECT_TRUE(Storage::create(nullptr, 64, Device("meta")).resizable());
+  EXPECT_FALSE(Storage::create(buf, sizeof(buf), Device("cpu")).resizable());
+  EXPECT_TRUE(Storage::create(buf, sizeof(buf), Device("cpu"), nullptr, nullptr, nullptr, true)
+                  .resizable());
+  Storage fixed = Storage::create(new float[4], 16, Device("cpu"), &log_delete, &log, nullptr,
+                                  /*resizable=*/false);
+  EXPECT_FALSE(fixed.resizable());
+  EXPECT_TRUE(fixed.set_resizable(true));
+  EXPECT_TRUE(fixed.resizable());
+  EXPECT_TRUE(fixed.set_resizable(false));
+  EXPECT_FALSE(fixed.resizable());
+  EXPECT_EQ(error_text<Error>([] { Storage().resizable(); }),
+            "Storage: accessed an undefined Storage");
+  EXPECT_EQ(error_text<Error>([] { Storage().set_resizable(false); }),
+            "Storage: accessed an undefined Storage");
+}
+
+TEST(Storage, FromBlobOverTheCallersMemoryIsNotResizable) {
+  float buf[4] = {};
+  EXPECT_FALSE(from_blob(buf, {4}, kFloat).storage().resizable());
+  EXPECT_FALSE(from_blob(buf, Ints{2}, Ints{2}, kFloat).storage().resizable());
+  // No memory to lose (a Meta tensor's): resizable.
+  EXPECT_TRUE(from_blob(nullptr, {4}, kFloat, Device("meta")).storage().resizable());
+  // The storage owns what it frees: resizable, and whoever shares it marks it.
+  DeleteLog log;
+  Tensor owned =
+      from_blob(new float[4], Ints{4}, Ints{1}, kFloat, Device("cpu"), &log_delete, &log);
+  EXPECT_TRUE(owned.storage().resizable());
+  EXPECT_TRUE(owned.storage().set_resizable(false));
+  EXPECT_FALSE(make_view(owned, Ints{2}, Ints{1}, 2).storage().resizable());
+}
+
+TEST(Storage, OneMadeByCodeBuiltBeforeTheFlagKeepsTheOldRuleAndCannotBeMarked) {
+  // What a plugin built before ABI 3.3 makes: a StorageImpl from its own inline constructor,
+  // without the flag, which must not be read.
+  int buf[4] = {};
+  DeleteLog log;
+  Storage borrowed(make_intrusive<StorageImpl>(buf, sizeof(buf), Device("cpu")));
+  Storage owned(make_intrusive<StorageImpl>(new float[4], 4 * sizeof(float), Device("cpu"),
+                                            &log_delete, &log));
+  Storage none(make_intrusive<StorageImpl>(nullptr, 16, Device("meta")));
+  EXPECT_FALSE(borrowed.resizable());
+  EXPECT_TRUE(owned.resizable());
+  EXPECT_TRUE(none.resizable());
+  EXPECT_FALSE(owned.set_resizable(false));
+  EXPECT_TRUE(owned.resizable());
+  EXPECT_FALSE(borrowed.set_resizable(true));
+  EXPECT_FALSE(borrowed.resizable());
+}
+
+// An export (set_resizable(false)) on one thread while others read the flag, as resize_ does:
+// the flag is an atomic, so this is race-free under ThreadSanitizer, and a reader that has seen
+// the export finished sees the mark.
+TEST(Storage, ResizableFlagIsRaceFree) {
+  constexpr int kRounds = 2000;
+  float buf[4] = {};
+  for (int round = 0; round < 4; ++round) {
+    Storage s = Storage::create(buf, sizeof(buf), Device("cpu"), nullptr, nullptr, nullptr, true);
+    std::atomic<bool> marked{false};
+    std::vector<std::thread> readers;
+    for (int r = 0; r < 3; ++r) {
+      readers.emplace_back([&, s] {
+        for (int i = 0; i < kRounds; ++i) {
+          const bool was_marked = marked.load(std::memory_order_acquire);
+          EXPECT_FALSE(was_marked && s.resizable()) << "a mark was lost";
+        }
+      });
+    }
+    std::thread exporter([&, s] {
+      for (int i = 0; i < kRounds / 2; ++i) EXPECT_TRUE(s.set_resizable(true));
+      EXPECT_TRUE(s.set_resizable(false));
+      marked.store(true, std::memory_order_release);
+    });
+    exporter.join();
+    for (std::thread& t : readers) t.join();
+    EXPECT_FALSE(s.resizable());
+  }
 }
 
 TEST(Tensor, MakeTensorChecksItsArguments) {

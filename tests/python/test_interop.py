@@ -288,16 +288,100 @@ def test_from_dlpack_of_something_else_is_a_type_error():
         opd.from_dlpack([1.0])
 
 
+# --- resizing: storages that are not resizable (issue 29) ----------------------------------
+
+# Every way memory leaves a tensor: torch refuses resize_ after the numpy ones; after a DLPack
+# export torch 1.13 lets resize_ free the memory the consumer still reads, so we refuse it too.
+EXPORTS = {
+    "numpy": (lambda t: t.numpy(), True),
+    "numpy(force=True)": (lambda t: t.numpy(force=True), True),
+    "np.asarray": (np.asarray, True),
+    "__dlpack__": (lambda t: t.__dlpack__(), False),
+    "np.from_dlpack": (np.from_dlpack, False),
+    "torch.from_dlpack": (torch.from_dlpack, False),
+    "opd.from_dlpack": (opd.from_dlpack, False),
+    "numpy of a view": (lambda t: t[1:].numpy(), True),
+}
+
+
+@pytest.mark.parametrize("export", list(EXPORTS))
+def test_resize_cannot_grow_a_tensor_whose_memory_was_exported(export):
+    make, torch_refuses = EXPORTS[export]
+    t = opd.tensor([1., 2, 3, 4])
+    held = make(t)
+    with pytest.raises(RuntimeError, match="^Trying to resize storage that is not resizable$"):
+        t.resize_(1000000)
+    if type(held).__name__ == "PyCapsule":  # still unconsumed when resize_ was refused
+        held = opd.from_dlpack(held)
+    # Before the fix the storage was freed here, and the export read garbage.
+    assert t.shape == (4,)
+    assert held.tolist() == ([2., 3., 4.] if "view" in export else [1., 2., 3., 4.])
+    # Shrinking and growing back within the storage keep it, as in torch; writes are shared.
+    t.resize_(2)
+    t.resize_(2, 2)
+    t[1, 1] = 9.
+    assert held.tolist()[-1] == 9.
+    if torch_refuses and export != "numpy(force=True)":
+        theirs = torch.tensor([1., 2, 3, 4])
+        held_by_torch = make(theirs)
+        with pytest.raises(RuntimeError, match="^Trying to resize storage that is not resizable$"):
+            theirs.resize_(1000000)
+        del held_by_torch
+
+
+@pytest.mark.parametrize("make", [
+    "lib.from_numpy(np.arange(4.))", "lib.as_tensor(np.arange(4.))",
+    "lib.from_dlpack(np.arange(4.))", "lib.from_dlpack(torch.arange(4.))",
+    "lib.frombuffer(np.arange(4.))",
+])
+def test_resize_cannot_grow_a_tensor_over_imported_memory_as_torch(make):
+    t = eval(make, {"lib": opd, "np": np, "torch": torch})
+    with pytest.raises(RuntimeError, match="^Trying to resize storage that is not resizable$"):
+        t.resize_(1000)
+    t.resize_(2)
+    t.resize_(4)
+    assert t.tolist() == [0., 1., 2., 3.]
+    if "frombuffer" not in make:  # torch's frombuffer takes a dtype
+        theirs = eval(make, {"lib": torch, "np": np, "torch": torch})
+        with pytest.raises(RuntimeError, match="^Trying to resize storage that is not resizable$"):
+            theirs.resize_(1000)
+
+
+def test_an_exported_empty_tensor_is_not_resized_as_an_out_tensor_as_torch():
+    for lib in (opd, torch):
+        o = lib.ones(3)
+        out = lib.empty(0)
+        held = out.numpy()
+        with pytest.raises(RuntimeError, match="^Trying to resize storage that is not resizable$"):
+            lib.add(o, o, out=out)
+        fresh = lib.empty(0)
+        assert lib.add(o, o, out=fresh).tolist() == [2., 2., 2.]
+        if lib is opd:
+            assert out.shape == (0,) and held.shape == (0,)
+    # torch 1.13 leaves its `out` with the new sizes over an empty storage (reading it crashes);
+    # ours is left as it was, checked above.
+
+
+def test_resize_still_grows_a_tensor_that_was_never_exported():
+    t = opd.tensor([1., 2, 3, 4])
+    v = t[:2]
+    t.resize_(1000)
+    assert t.shape == (1000,) and t[:4].tolist() == [1., 2., 3., 4.]
+    assert v.tolist() == [1., 2.]
+    assert t.clone().resize_(2000).shape == (2000,)
+
+
 # --- lifetime -------------------------------------------------------------------------------
 
-def test_exports_hold_a_reference_on_the_tensor_until_they_go():
+def test_exports_hold_the_storage_not_the_tensor():
+    # Holding the tensor let resize_ free the memory under the export (issue 29); the storage
+    # is what must stay, and the next test shows it does once the tensor is gone.
     t = opd.zeros(3)
     base = t._use_count()
     a, c, tt = t.numpy(), t.__dlpack__(), torch.from_dlpack(t)
-    assert t._use_count() == base + 3
-    del a, c, tt
-    gc.collect()
     assert t._use_count() == base
+    t.fill_(2)
+    assert a.tolist() == tt.tolist() == opd.from_dlpack(c).tolist() == [2.0] * 3
 
 
 def test_an_exported_view_keeps_the_storage_after_the_tensor_is_deleted(python):

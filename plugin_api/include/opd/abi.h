@@ -75,6 +75,8 @@ static_assert(kPinnedLayout<TensorImpl, 168, 8>,
 static_assert(kPinnedLayout<Storage, 8, 8>, "opd::Storage changed layout: see Note [Plugin ABI]");
 static_assert(kPinnedLayout<StorageImpl, 72, 8>,
               "opd::StorageImpl changed layout: see Note [Plugin ABI]");
+static_assert(kPinnedLayout<FlaggedStorageImpl, 72, 8>,
+              "opd::detail::FlaggedStorageImpl changed layout: see Note [Plugin ABI]");
 #endif
 
 }  // namespace opd::detail

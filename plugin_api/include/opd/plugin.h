@@ -42,8 +42,12 @@
 // package's file and line); additions only.
 // 3.2: operator tags (opd/tag.h): Library::def(schema, TagSet), OperatorHandle::has_tag and
 // tags(); additions only.
+// 3.3: resizable storages (Note [Resizable storage] in opd/storage.h): Storage::create makes a
+// detail::FlaggedStorageImpl, StorageImpl::resizable() and set_resizable(); alias analysis
+// kinds (Library::def with an AliasAnalysisKind, OperatorEntry::alias_analysis), Library::impl
+// with a RegistrationDebug, Library::reset_to; additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 2
+#define OPD_PLUGIN_ABI_MINOR 3
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 

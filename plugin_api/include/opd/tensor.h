@@ -326,7 +326,8 @@ OPD_API Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef stri
                          int64_t storage_offset);
 
 // A tensor over memory the caller owns and keeps alive as long as the tensor and its views live
-// (nothing frees it). Contiguous unless strides are given. Throws as make_tensor does.
+// (nothing frees it). Contiguous unless strides are given. Throws as make_tensor does. Its
+// storage is not resizable unless `data` is null (Note [Resizable storage]).
 OPD_API Tensor from_blob(void* data, IntArrayRef sizes, ScalarType dtype,
                          Device device = Device(DeviceType::CPU));
 OPD_API Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
@@ -335,6 +336,9 @@ OPD_API Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, Sca
 // on it goes, then `owner` is released (see Note [Storage ownership]). If this throws
 // ValueError (bad geometry), nothing was taken: the deleter does not run and the caller still
 // owns `data`. (A std::bad_alloc once the storage exists runs the deleter, as in PyTorch.)
+// The storage is resizable, unlike PyTorch's from_blob: it owns the memory, and backends use
+// this as their allocator. Wrapping memory that someone else also reads (an imported array)
+// calls storage().set_resizable(false) on the result.
 OPD_API Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                          Device device, StorageImpl::DeleterFn deleter, void* deleter_ctx,
                          std::shared_ptr<void> owner = nullptr);

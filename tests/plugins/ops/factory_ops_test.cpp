@@ -1,5 +1,6 @@
 // Factories through the typed API: empty, empty_strided, zeros, ones, full, arange, rand, randn,
-// scalar_tensor and the *_like family, against PyTorch 1.13's results and messages.
+// scalar_tensor and the *_like family, against PyTorch 1.13's results and messages; resize_ and
+// storages that are not resizable.
 
 #include <gtest/gtest.h>
 
@@ -298,6 +299,45 @@ TEST_P(FactoryOps, LikeFactoriesPreserveDenseStridesOnly) {
   EXPECT_TRUE(tensors_equal(ones_like(every_other), make({1, 1, 1, 1}, {2, 2})));
 }
 
+// ---- resize_: Note [Resizable storage] in opd/storage.h -----------------------------------------
+
+TEST_P(FactoryOps, ResizeGrowsAResizableTensorOntoANewStorageWithItsValues) {
+  Tensor t = make({1, 2, 3, 4}, {4});
+  Tensor view = t.view({2, 2});
+  t.resize_({6});
+  EXPECT_EQ(sizes(t), (Ints{6}));
+  EXPECT_FALSE(t.storage().is_same(view.storage()));
+  EXPECT_TRUE(tensors_equal(t.slice(0, 0, 4), make({1, 2, 3, 4}, {4})));
+  EXPECT_TRUE(tensors_equal(view, make({1, 2, 3, 4}, {2, 2})));
+}
+
+TEST_P(FactoryOps, ResizeRefusesToGrowPastAStorageThatIsNotResizable) {
+  Tensor t = make({1, 2, 3, 4}, {4});
+  Tensor view = t.slice(0, 1, 4);
+  EXPECT_TRUE(view.storage().set_resizable(false));  // as Tensor.numpy() of the view does
+  void* const data = t.data_ptr();
+  EXPECT_EQ(test::error_of([&] { t.resize_({5}); }),
+            "Trying to resize storage that is not resizable");
+  EXPECT_EQ(test::error_of([&] { t.resize_({1000000}); }),
+            "Trying to resize storage that is not resizable");
+  EXPECT_EQ(sizes(t), (Ints{4}));
+  EXPECT_EQ(t.data_ptr(), data);
+  // Shrinking, and growing back within the storage's bytes, keep the storage, as in PyTorch.
+  t.resize_({2});
+  t.resize_({2, 2});
+  EXPECT_EQ(t.data_ptr(), data);
+  EXPECT_TRUE(tensors_equal(t, make({1, 2, 3, 4}, {2, 2})));
+  // The same rule for an out= tensor that is resized (an empty one).
+  Tensor out = empty({0}, opts());
+  out.storage().set_resizable(false);
+  EXPECT_EQ(test::error_of([&] { add_out(out, t, t); }),
+            "Trying to resize storage that is not resizable");
+  EXPECT_EQ(sizes(out), (Ints{0}));
+  Tensor fresh = empty({0}, opts());
+  add_out(fresh, t, t);
+  EXPECT_EQ(sizes(fresh), (Ints{2, 2}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, FactoryOps, ::testing::ValuesIn(test::op_test_devices()),
                          [](const auto& info) {
                            return std::string(device_type_name(info.param.type));
@@ -332,6 +372,18 @@ TEST_F(FactoryOpsMeta, FactoriesMakeMetaTensorsWithTheSameMetadata) {
             }),
             "Trying to create tensor with negative dimension -1: [-1, 2]");
   EXPECT_EQ(test::error_of([&] { arange(0, 10, 0, meta()); }), "step must be nonzero");
+}
+
+TEST_F(FactoryOpsMeta, ResizeRefusesToGrowPastAStorageThatIsNotResizable) {
+  Tensor t = empty({4}, meta());
+  t.resize_({8});
+  EXPECT_EQ(sizes(t), (Ints{8}));
+  t.storage().set_resizable(false);
+  EXPECT_EQ(test::error_of([&] { t.resize_({9}); }),
+            "Trying to resize storage that is not resizable");
+  EXPECT_EQ(sizes(t), (Ints{8}));
+  t.resize_({2, 4});
+  EXPECT_EQ(sizes(t), (Ints{2, 4}));
 }
 
 }  // namespace
