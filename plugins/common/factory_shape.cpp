@@ -182,6 +182,13 @@ void check_random_dtype(std::string_view op, ScalarType dtype) {
               to_string(dtype));
 }
 
+Tensor write_handle(const Tensor& fresh) {
+  Tensor writer = make_tensor(fresh.storage(), fresh.sizes(), fresh.strides(),
+                              fresh.storage_offset(), fresh.scalar_type(), fresh.device());
+  writer.unsafe_get_impl()->unsafe_set_key_set(fresh.key_set());
+  return writer;
+}
+
 ResizeGeometry resize_geometry(const Tensor& self, IntArrayRef size,
                                std::optional<MemoryFormat> format) {
   check_size_nonnegative(size);

@@ -80,6 +80,17 @@ ScalarType arange_acc_type(ScalarType dtype);
 // rand and randn draw floating values only: TypeError "\"rand\" not implemented for 'Long'".
 void check_random_dtype(std::string_view op, ScalarType dtype);
 
+// Note [Factory versions]
+// A new tensor starts at version 0, as PyTorch's `_version` does, although a factory (zeros,
+// ones, full, the *_like ones, clone, _to_copy) writes it with fill_ or copy_, whose kernels bump
+// the version of what they write. The factory's own write makes the tensor; it is not an
+// in-place change that autograd could have saved a version before. PyTorch skips it by running
+// factories below ADInplaceOrView, where its versions are bumped; here each kernel bumps its
+// target itself, so a factory writes through write_handle(result) instead: a second handle on
+// the same memory, geometry and key set with a version counter of its own, which goes with the
+// handle. The result's counter then counts only writes made through it or its views.
+Tensor write_handle(const Tensor& fresh);
+
 // The geometry resize_ gives `self`: `size` with the strides of `format` (contiguous by
 // default; Preserve is refused as "Unsupported memory format Preserve"), the same storage
 // offset, and `nbytes`, the bytes it needs from the start of the storage (0 when it has no

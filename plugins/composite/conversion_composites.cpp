@@ -2,6 +2,7 @@
 // `to` and `contiguous` return self itself when nothing would change, as in PyTorch, so the
 // result aliases self.
 
+#include "common/factory_shape.h"
 #include "common/view_shape.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
@@ -37,7 +38,7 @@ Tensor _to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::option
                        layout.value_or(Layout::Strided) == Layout::Strided;
   if (pin_out && !pin_memory) pin_memory = true;
   Tensor result = opd::empty_like(self, dtype, layout, device, pin_memory, memory_format);
-  result.copy_(self, non_blocking);
+  factory::write_handle(result).copy_(self, non_blocking);  // Note [Factory versions]
   return result;
 }
 
@@ -58,7 +59,7 @@ Tensor to_device(const Tensor& self, Device device, ScalarType dtype, bool non_b
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format) {
   Tensor result =
       opd::empty_like(self, std::nullopt, std::nullopt, std::nullopt, std::nullopt, memory_format);
-  result.copy_(self);
+  factory::write_handle(result).copy_(self);  // Note [Factory versions]
   return result;
 }
 

@@ -1,7 +1,9 @@
 // Factories built from empty / empty_strided / empty_like and fill_: zeros, ones, full,
 // scalar_tensor and the *_like family. Unset options take PyTorch's defaults (dtype Float, device
-// CPU) in empty; the *_like ones take self's dtype and device.
+// CPU) in empty; the *_like ones take self's dtype and device. Each fills through a write handle,
+// so that its result starts at version 0 (Note [Factory versions] in common/factory_shape.h).
 
+#include "common/factory_shape.h"
 #include "common/view_shape.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/ops.h"
@@ -23,14 +25,14 @@ ScalarType full_dtype(const Scalar& value) {
 Tensor zeros(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
              std::optional<Device> device, std::optional<bool> pin_memory) {
   Tensor result = opd::empty(size, dtype, layout, device, pin_memory, std::nullopt);
-  result.zero_();
+  factory::write_handle(result).zero_();
   return result;
 }
 
 Tensor ones(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
             std::optional<Device> device, std::optional<bool> pin_memory) {
   Tensor result = opd::empty(size, dtype, layout, device, pin_memory, std::nullopt);
-  result.fill_(1);
+  factory::write_handle(result).fill_(1);
   return result;
 }
 
@@ -39,14 +41,14 @@ Tensor full(IntArrayRef size, const Scalar& fill_value, std::optional<ScalarType
             std::optional<bool> pin_memory) {
   Tensor result = opd::empty(size, dtype.value_or(full_dtype(fill_value)), layout, device,
                              pin_memory, std::nullopt);
-  result.fill_(fill_value);
+  factory::write_handle(result).fill_(fill_value);
   return result;
 }
 
 Tensor scalar_tensor(const Scalar& s, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                      std::optional<Device> device, std::optional<bool> pin_memory) {
   Tensor result = opd::empty(IntArrayRef{}, dtype, layout, device, pin_memory, std::nullopt);
-  result.fill_(s);
+  factory::write_handle(result).fill_(s);
   return result;
 }
 
@@ -72,7 +74,7 @@ Tensor zeros_like(const Tensor& self, std::optional<ScalarType> dtype, std::opti
                   std::optional<Device> device, std::optional<bool> pin_memory,
                   std::optional<MemoryFormat> memory_format) {
   Tensor result = opd::empty_like(self, dtype, layout, device, pin_memory, memory_format);
-  result.zero_();
+  factory::write_handle(result).zero_();
   return result;
 }
 
@@ -80,7 +82,7 @@ Tensor ones_like(const Tensor& self, std::optional<ScalarType> dtype, std::optio
                  std::optional<Device> device, std::optional<bool> pin_memory,
                  std::optional<MemoryFormat> memory_format) {
   Tensor result = opd::empty_like(self, dtype, layout, device, pin_memory, memory_format);
-  result.fill_(1);
+  factory::write_handle(result).fill_(1);
   return result;
 }
 
@@ -88,7 +90,7 @@ Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<Sca
                  std::optional<Layout> layout, std::optional<Device> device,
                  std::optional<bool> pin_memory, std::optional<MemoryFormat> memory_format) {
   Tensor result = opd::empty_like(self, dtype, layout, device, pin_memory, memory_format);
-  result.fill_(fill_value);
+  factory::write_handle(result).fill_(fill_value);
   return result;
 }
 

@@ -113,6 +113,30 @@ def test_factories_inside_a_meta_device_block_make_meta_tensors():
     assert opd.zeros(2).device == opd.device("cpu")
 
 
+@pytest.mark.parametrize("expr", [
+    "lib.empty(2)", "lib.empty_strided((2, 3), (1, 2))", "lib.zeros(2)", "lib.ones(2)",
+    "lib.ones(2, dtype=lib.int64)", "lib.full((2,), 3.)", "lib.full((2,), True)",
+    "lib.scalar_tensor(2.)", "lib.arange(3)", "lib.arange(0., 1, 0.25)", "lib.rand(2)",
+    "lib.randn(2)", "lib.empty_like(x)", "lib.zeros_like(x)", "lib.ones_like(x)",
+    "lib.full_like(x, 2)", "lib.rand_like(x)", "lib.randn_like(x)", "lib.tensor([1., 2])",
+    "lib.tensor(3)", "lib.tensor([1, 2], dtype=lib.float64)", "lib.tensor(np.ones(2))",
+    "lib.tensor(np.ones(2), dtype=lib.float32)", "lib.as_tensor([1., 2])",
+    "lib.from_numpy(np.ones(2))", "lib.from_dlpack(np.ones(2))", "lib.ones(2, requires_grad=True)",
+    "lib.zeros(2, device='meta')", "lib.ones(2, device='meta')", "lib.full((2,), 1., device='meta')",
+    "lib.zeros_like(x, device='meta')", "x.clone()", "x.to(lib.float64)", "x.t().contiguous()",
+    "x.detach()", "x + x",
+])
+def test_new_tensors_start_at_version_zero_as_torch(expr):
+    # ones and full were at 1: the fill_ that made them counted as an in-place write.
+    ours = eval(expr, {"lib": opd, "np": np, "x": opd.ones(2, 3)})
+    theirs = eval(expr, {"lib": torch, "np": np, "x": torch.ones(2, 3)})
+    assert ours._version == theirs._version == 0
+    if not ours.requires_grad:
+        ours.zero_()
+        theirs.zero_()
+        assert ours._version == theirs._version == 1
+
+
 def test_manual_seed_makes_rand_and_randn_reproducible():
     opd.manual_seed(3)
     a, b = opd.rand(5).tolist(), opd.randn(2, 2).tolist()

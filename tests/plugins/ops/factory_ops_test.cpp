@@ -1,6 +1,6 @@
 // Factories through the typed API: empty, empty_strided, zeros, ones, full, arange, rand, randn,
-// scalar_tensor and the *_like family, against PyTorch 1.13's results and messages; resize_ and
-// storages that are not resizable.
+// scalar_tensor and the *_like family, against PyTorch 1.13's results and messages; the version
+// they start at; resize_ and storages that are not resizable.
 
 #include <gtest/gtest.h>
 
@@ -299,6 +299,44 @@ TEST_P(FactoryOps, LikeFactoriesPreserveDenseStridesOnly) {
   EXPECT_TRUE(tensors_equal(ones_like(every_other), make({1, 1, 1, 1}, {2, 2})));
 }
 
+// ---- versions: Note [Factory versions] in common/factory_shape.h
+// ----------------------------------
+
+// torch.ones(2)._version is 0: the factory's own fill or copy is not an in-place write.
+void expect_new_tensors_at_version_zero(const TensorOptions& o, const Tensor& x) {
+  const std::pair<const char*, Tensor> made[] = {
+      {"empty", empty({2}, o)},
+      {"empty_strided", empty_strided({2}, {1}, o)},
+      {"zeros", zeros({2}, o)},
+      {"ones", ones({2}, o)},
+      {"full", full({2}, 7, o)},
+      {"full(bool)", full({2}, true, o)},
+      {"scalar_tensor", scalar_tensor(3, o)},
+      {"arange", arange(0, 3, 1, o)},
+      {"rand", rand({2}, o)},
+      {"randn", randn({2}, o)},
+      {"empty_like", empty_like(x)},
+      {"zeros_like", zeros_like(x)},
+      {"ones_like", ones_like(x)},
+      {"full_like", full_like(x, 2)},
+      {"clone", x.clone()},
+      {"to(dtype)", x.to(kDouble)},
+      {"_to_copy", _to_copy(x)},
+      {"contiguous", x.t().contiguous()},
+  };
+  for (const auto& [what, t] : made) {
+    EXPECT_EQ(t.version(), 0u) << what;
+    Tensor view = t.view({-1});
+    t.zero_();
+    EXPECT_EQ(t.version(), 1u) << what << ": the first in-place write counts";
+    EXPECT_EQ(view.version(), 1u) << what;
+  }
+}
+
+TEST_P(FactoryOps, NewTensorsStartAtVersionZeroAsInPyTorch) {
+  expect_new_tensors_at_version_zero(opts(), ones({2, 3}, opts()));
+}
+
 // ---- resize_: Note [Resizable storage] in opd/storage.h -----------------------------------------
 
 TEST_P(FactoryOps, ResizeGrowsAResizableTensorOntoANewStorageWithItsValues) {
@@ -372,6 +410,10 @@ TEST_F(FactoryOpsMeta, FactoriesMakeMetaTensorsWithTheSameMetadata) {
             }),
             "Trying to create tensor with negative dimension -1: [-1, 2]");
   EXPECT_EQ(test::error_of([&] { arange(0, 10, 0, meta()); }), "step must be nonzero");
+}
+
+TEST_F(FactoryOpsMeta, NewMetaTensorsStartAtVersionZero) {
+  expect_new_tensors_at_version_zero(meta(), ones({2, 3}, meta()));
 }
 
 TEST_F(FactoryOpsMeta, ResizeRefusesToGrowPastAStorageThatIsNotResizable) {

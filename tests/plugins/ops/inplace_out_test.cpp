@@ -156,12 +156,10 @@ TEST_P(InPlaceOut, WritingIntoOverlappingMemoryIsRefused) {
   EXPECT_TRUE(tensors_equal(x, vec({0, 1, 2, 3, 4})));
 }
 
-// PyTorch bumps versions in its ADInplaceOrView layer, so the in-place calls a factory or a copy
-// makes internally (fill_, copy_) leave the new tensor at version 0.
-// Versions count the writes made to a tensor's data by kernels, the fill or copy that made it
-// included (a choice: PyTorch starts factory results at 0 because its writes below the autograd
-// layer skip ADInplaceOrView). What autograd relies on holds: reading never bumps, and every
-// in-place write bumps exactly once, on the tensor and on all its views.
+// Versions count the writes made to a tensor's data by kernels; a factory's own fill or copy is
+// not one (Note [Factory versions]; factory_ops_test checks each starts at 0). What autograd
+// relies on holds: reading never bumps, and every in-place write bumps exactly once, on the
+// tensor and on all its views.
 TEST_P(InPlaceOut, ReadsNeverBumpAndEachInPlaceWriteBumpsOnce) {
   const TensorOptions options = TensorOptions().device(GetParam());
   Tensor x = vec({1, 2, 3});
