@@ -1,6 +1,6 @@
 // Note [Python values as IValues]
 // Python to IValue without a schema, so that the schema-driven conversions stay in one place,
-// opd eval's eval::convert_argument (shared):
+// opd::bind::convert_argument (shared with opd eval):
 //   opdispatch.Tensor -> Tensor    bool -> Bool (tested before int: bool is an int subclass)
 //   int -> Int (IntOverflowError beyond int64)    other objects with __index__ -> Int
 //   float -> Double    complex -> ComplexDouble    str -> String    None -> None

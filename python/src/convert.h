@@ -68,7 +68,7 @@ std::optional<Scalar> as_scalar(pybind11::handle h);
 std::optional<Scalar> as_number_operand(pybind11::handle h);
 
 // Note [Python values as IValues]: without a schema; the schema-driven conversions are
-// opd eval's (eval::convert_argument), shared.
+// the binder's (bind::convert_argument), shared with opd eval.
 IValue to_ivalue(pybind11::handle h);
 pybind11::object from_ivalue(IValue v);
 

@@ -7,7 +7,7 @@
 // interpreter is shutting down); converts the schema's arguments to Python (kwarg-only ones as
 // keywords); calls the function, below autograd when its key is a backend's (as PyTorch's
 // kernels run under AutoDispatchBelowADInplaceOrView); converts what it returns by the schema's
-// returns with the rules of opd eval's arguments (eval::convert_argument); and replaces the
+// returns with the rules of opd eval's arguments (bind::convert_argument); and replaces the
 // arguments on the stack with the results. The GIL is released again around every call the
 // function makes into C++ (every binding releases it), so the rule of Note [The GIL and the
 // dispatcher's locks] holds inside kernels too. A Python exception leaves as PythonKernelError,
@@ -23,15 +23,14 @@
 #include <vector>
 
 #include "convert.h"
-#include "eval_binding.h"
 #include "gil.h"
 #include "opd/autograd.h"
+#include "opd/bind/binding.h"
 #include "opd/function_schema.h"
 #include "opd/operator_entry.h"
 #include "opd/operator_handle.h"
 
 namespace py = pybind11;
-namespace eval = opd::cli::eval;
 
 namespace opd::python {
 
@@ -204,7 +203,7 @@ class PyKernel final : public OperatorKernel {
         out.push_back(std::move(v));
         continue;
       }
-      auto converted = eval::convert_argument(v, *returns[i].type(), returns[i].N());
+      auto converted = bind::convert_argument(v, *returns[i].type(), returns[i].N());
       OPD_CHECK_T(TypeError, converted.has_value(),
                   "{} returned {} for result {}, which the schema declares {}", what(),
                   type_name(items[i]), i, returns[i].type()->str());

@@ -1,7 +1,7 @@
 // opdispatch.ops' C++ half: _C._OpPacket (every overload of a name) and _C._OpOverload (one),
 // each caching its operator handles until an operator gains or loses its schema, and
 // _C.FunctionSchema. A packet binds its arguments as opd eval does (one implementation:
-// eval::bind_to_overloads, PyTorch's overload order and error texts), then calls boxed with the
+// bind::bind_to_overloads, PyTorch's overload order and error texts), then calls boxed with the
 // GIL released. Results that alias a written argument (add_'s self, add.out's out) are that
 // argument's Python object; several named returns are a return_types named tuple.
 
@@ -16,12 +16,11 @@
 #include "bindings.h"
 #include "convert.h"
 #include "default_device.h"
-#include "eval_binding.h"
+#include "opd/bind/binding.h"
 #include "opd/function_schema.h"
 #include "slots.h"
 
 namespace py = pybind11;
-namespace eval = opd::cli::eval;
 
 // Note [Operator handles from Python]
 // A cached OperatorHandle points into the dispatcher's entry for the operator, which another
@@ -124,7 +123,7 @@ class OpPacket {
       {
         py::gil_scoped_release r;
         try {
-          fresh = eval::resolve_operator(qualified_);
+          fresh = bind::resolve_operator(qualified_);
         } catch (const ValueError&) {
           // No overload has a schema now.
         } catch (const Error&) {
@@ -246,7 +245,7 @@ PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) noexcept {
 py::object call_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                           py::handle args, py::handle kwargs, std::optional<DispatchKeySet> keys,
                           bool self_bound) {
-  eval::CallArgs call_args;
+  bind::CallArgs call_args;
   call_args.self_bound = self_bound;
   Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
   call_args.positional.reserve(n);
@@ -274,12 +273,12 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
       }
     }
   }
-  eval::FactoryDefaults defaults;
+  bind::FactoryDefaults defaults;
   defaults.device = default_device();
-  std::optional<eval::BoundCall> bound;
+  std::optional<bind::BoundCall> bound;
   {
     py::gil_scoped_release r;
-    bound.emplace(eval::bind_to_overloads(candidates, name, call_args, defaults));
+    bound.emplace(bind::bind_to_overloads(candidates, name, call_args, defaults));
     call_args = {};  // drop the argument references before the call, as a C++ caller would
     if (keys) {
       bound->op.redispatch_boxed(*keys, &bound->stack);

@@ -20,16 +20,14 @@
 #include "bindings.h"
 #include "convert.h"
 #include "default_device.h"
-#include "eval_operators.h"
-#include "eval_print.h"
-#include "eval_tensor.h"
 #include "opd/autograd.h"
+#include "opd/bind/print.h"
+#include "opd/bind/tensor_values.h"
 #include "opd/generator.h"
 #include "opd/ops.h"
 #include "slots.h"
 
 namespace py = pybind11;
-namespace eval = opd::cli::eval;
 
 namespace opd::python {
 namespace {
@@ -50,8 +48,8 @@ int64_t dim_argument(py::handle dim, const char* method) {
   }
 }
 
-// The left operand of a reflected operator (2 - x, 2 / x, 2 ** x): opd eval's.
-using eval::wrapped_number;
+// The left operand of a reflected operator (2 - x, 2 / x, 2 ** x): the binder's, as opd eval's.
+using bind::wrapped_number;
 
 // One binary dunder: Tensor op Tensor, Tensor op number, or NotImplemented.
 // `self_obj` is a handle, not a `const Tensor&`: pybind11 would look the type up by its
@@ -193,17 +191,17 @@ py::tuple int_tuple(IntArrayRef xs) {
   return out;
 }
 
-py::object nested_list(const eval::HostValues& h, size_t dim, int64_t& next) {
+py::object nested_list(const bind::HostValues& h, size_t dim, int64_t& next) {
   if (dim == h.sizes.size()) {
     int64_t k = next++;
     switch (h.kind) {
-      case eval::HostValues::Kind::Bool:
+      case bind::HostValues::Kind::Bool:
         return py::bool_(h.ints[k] != 0);
-      case eval::HostValues::Kind::Int:
+      case bind::HostValues::Kind::Int:
         return py::int_(h.ints[k]);
-      case eval::HostValues::Kind::Float:
+      case bind::HostValues::Kind::Float:
         return py::float_(h.reals[k]);
-      case eval::HostValues::Kind::Complex:
+      case bind::HostValues::Kind::Complex:
         return py::cast(std::complex<double>(h.reals[k], h.imags[k]));
     }
   }
@@ -214,10 +212,10 @@ py::object nested_list(const eval::HostValues& h, size_t dim, int64_t& next) {
 
 py::object tolist(const Tensor& t) {
   OPD_CHECK(!t.is_meta(), "Cannot copy out of meta tensor; no data!");
-  eval::HostValues h;
+  bind::HostValues h;
   {
     Release r;
-    h = eval::read_values(t);
+    h = bind::read_values(t);
   }
   int64_t next = 0;
   return nested_list(h, 0, next);
@@ -243,7 +241,7 @@ void bind_tensor(py::module_& m) {
   cls.def("__repr__",
           [](const Tensor& t) {
             Release r;
-            return eval::tensor_repr(t, "opdispatch");
+            return bind::tensor_repr(t, "opdispatch");
           })
       .def("__hash__",
            [](const Tensor& t) { return reinterpret_cast<intptr_t>(t.unsafe_get_impl()); })
@@ -455,7 +453,7 @@ void bind_tensor(py::module_& m) {
     Tensor t;
     {
       Release r;
-      t = eval::make_tensor_literal(v, dt, dev);
+      t = bind::make_tensor_literal(v, dt, dev);
     }
     return wrap(std::move(t));
   });

@@ -1,5 +1,5 @@
 // opdispatch.trace(): records every dispatch hop made on the thread that opened it, as the
-// lines `opd eval --trace` prints (the same code: eval::format_hop) and as objects. One
+// lines `opd eval --trace` prints (the same code: bind::format_hop) and as objects. One
 // process-wide observer serves every open trace: it is installed when the first trace opens and
 // removed when the last one closes, and hands each hop to the traces open on the dispatching
 // thread (a thread-local list), so traces on different threads, and nested traces on one, each
@@ -18,13 +18,12 @@
 #include <vector>
 
 #include "bindings.h"
-#include "eval_trace.h"
+#include "opd/bind/trace_lines.h"
 #include "opd/dispatch_observer.h"
 #include "opd/operator_handle.h"
 #include "opd/thread_annotations.h"
 
 namespace py = pybind11;
-namespace eval = opd::cli::eval;
 
 namespace opd::python {
 namespace {
@@ -68,12 +67,12 @@ class Multiplexer final : public DispatchObserver {
   void on_enter(const DispatchHop& hop) override {
     if (!prune()) return;
     KernelOrigin origin = kernel_origin(hop);
-    std::string text = eval::format_hop(hop, origin);  // before origin is moved from
+    std::string text = bind::format_hop(hop, origin);  // before origin is moved from
     record(hop, text, std::move(origin), false);
   }
   void on_exit(const DispatchHop& hop, bool threw) override {
     if (!threw || !prune()) return;
-    record(hop, eval::format_raised(hop), KernelOrigin{}, true);
+    record(hop, bind::format_raised(hop), KernelOrigin{}, true);
   }
 
  private:

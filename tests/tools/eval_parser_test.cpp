@@ -1,6 +1,7 @@
-// opd eval's interpreter without plugins: parsing and syntax errors, overload resolution (on
-// the aten schemas the core registers, and on operators registered here), argument
-// conversion and defaults, tensor literals, PyTorch's repr and JSON, and the trace printer.
+// opd eval's interpreter without plugins: parsing and syntax errors, evaluation (calls on
+// operators registered here, tensor literals, values printed as PyTorch's repr and as JSON), and
+// the trace printer. The binder's own tests, overload resolution and repr, are in
+// tests/core/bind/.
 
 #include "eval_parser.h"
 
@@ -14,12 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "core/bind/host_tensors.h"
 #include "error_text.h"
-#include "eval_binding.h"
-#include "eval_print.h"
 #include "eval_program.h"
-#include "eval_tensor.h"
-#include "eval_trace.h"
+#include "opd/bind/print.h"
+#include "opd/bind/trace_lines.h"
 #include "opd/dispatch_observer.h"
 #include "opd/dispatcher.h"
 #include "opd/library.h"
@@ -27,22 +27,17 @@
 namespace opd::cli::eval {
 namespace {
 
+using bind::FactoryDefaults;
+using bind::repr;
+using bind::to_json;
+using bind::TracePrinter;
 using test_util::error_text;
+using test_util::new_tensor;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 // ---- Test operators: float32 kernels on CPU (and a shape-only one on Meta) --------------------
-
-void free_buffer(void* p, void*) { ::operator delete(p); }
-
-Tensor new_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
-  if (device.type == DeviceType::Meta) return from_blob(nullptr, sizes, dtype, device);
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  void* p = ::operator new(std::max<size_t>(n * element_size(dtype), 1));
-  return from_blob(p, sizes, contiguous_strides(sizes), dtype, device, &free_buffer, nullptr);
-}
 
 Tensor ones_kernel(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout>,
                    std::optional<Device> device, std::optional<bool>) {
@@ -91,11 +86,6 @@ OPD_LIBRARY(test_eval, m) {
   m.def("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   m.def("add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor");
   m.def("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
-  m.def(
-      "defaults(int[2] stride=1, int reduction=Mean, ScalarType dtype=float, float eps=1, "
-      "MemoryFormat memory_format=contiguous_format, Device device=\"meta\", "
-      "float[] w=[0.5, 2], str mode='none', bool? flag=None) -> int");
-  m.def("scale(float factor, complex z=0) -> float");
 }
 
 OPD_LIBRARY_IMPL(test_eval, CPU, m) {
@@ -124,20 +114,6 @@ OPD_LIBRARY_IMPL(aten, Meta, m) {
             std::optional<Device> device, std::optional<bool>, std::optional<MemoryFormat>) {
            return new_tensor(size, dtype.value_or(kFloat), device.value_or(DeviceType::Meta));
          });
-}
-
-Tensor floats(std::vector<float> values, std::vector<int64_t> sizes) {
-  Tensor t = new_tensor(sizes, kFloat, Device(DeviceType::CPU));
-  std::copy(values.begin(), values.end(), t.data_ptr<float>());
-  return t;
-}
-
-template <class T>
-Tensor filled(std::vector<T> values, std::vector<int64_t> sizes) {
-  constexpr ScalarType st = cpp_type_to_scalar_type<T>();
-  Tensor t = new_tensor(sizes, st, Device(DeviceType::CPU));
-  std::copy(values.begin(), values.end(), t.data_ptr<T>());
-  return t;
 }
 
 std::string run(std::string_view program, FactoryDefaults defaults = {}) {
@@ -348,217 +324,6 @@ TEST(EvalParser, TwentyThousandNestedListsOrCallsAreRefusedWithoutCrashing) {
   Evaluator e;
   EXPECT_THAT(error_text<ValueError>([&] { e.run(nested(20000, "[", "]")); }),
               StartsWith(kTooDeep + "201\n"));
-}
-
-// ---- Overload resolution on the aten schemas (no kernels needed to bind) ----------------------
-
-CallArgs args(std::vector<IValue> positional,
-              std::vector<std::pair<std::string, IValue>> keywords = {}) {
-  return {std::move(positional), std::move(keywords)};
-}
-
-std::string chosen(std::string_view name, const CallArgs& a, FactoryDefaults d = {}) {
-  return bind_call(name, a, d).op.operator_name().to_string();
-}
-
-TEST(EvalBinding, AddPrefersTensorOverScalarAsPyTorchDoes) {
-  Tensor x = floats({1, 2}, {2});
-  EXPECT_EQ(chosen("add", args({x, x})), "aten::add.Tensor");
-  EXPECT_EQ(chosen("add", args({x, 2})), "aten::add.Scalar");
-  EXPECT_EQ(chosen("add", args({x, 2.5})), "aten::add.Scalar");
-  EXPECT_EQ(chosen("add", args({x, x}, {{"alpha", 2}})), "aten::add.Tensor");
-  EXPECT_EQ(chosen("add", args({x, x}, {{"out", x}})), "aten::add.out");
-  EXPECT_EQ(chosen("aten::add.Tensor", args({x, x})), "aten::add.Tensor");
-  EXPECT_EQ(chosen("torch.add", args({x, x})), "aten::add.Tensor");
-  EXPECT_EQ(chosen("relu.default", args({x})), "aten::relu");
-  BoundCall b = bind_call("add", args({x, x}, {{"alpha", 2}}), {});
-  ASSERT_EQ(b.stack.size(), 3u);
-  EXPECT_TRUE(b.stack[0].to_tensor().is_same(x));
-  EXPECT_EQ(b.stack[2], IValue(2));
-}
-
-TEST(EvalBinding, ResolveOrdersOverloadsPartially) {
-  std::vector<std::string> names;
-  for (const auto& op : resolve_operator("add")) names.push_back(op.operator_name().to_string());
-  // Sorted by schema text, then add.Scalar after add.Tensor (Scalar where it takes Tensor).
-  EXPECT_THAT(names, ElementsAre("aten::add.Tensor", "aten::add.out", "aten::add.Scalar"));
-}
-
-TEST(EvalBinding, IntListsVarargsAndBareIntsForFixedSizes) {
-  Tensor x = floats({1, 2, 3, 4}, {2, 2});
-  BoundCall ones = bind_call("ones", args({2, 3}), {});
-  EXPECT_EQ(ones.stack[0], IValue(std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(bind_call("ones", args({IValue::make_generic_list({2, 3})}), {}).stack[0],
-            IValue(std::vector<int64_t>{2, 3}));
-  BoundCall sum = bind_call("sum", args({x, 1}), {});
-  EXPECT_EQ(sum.op.operator_name().to_string(), "aten::sum.dim_IntList");
-  EXPECT_EQ(sum.stack[1], IValue(std::vector<int64_t>{1})) << "int[1] takes a bare int";
-  EXPECT_EQ(chosen("sum", args({x})), "aten::sum");
-  EXPECT_EQ(chosen("max", args({x, 1})), "aten::max.dim");
-}
-
-TEST(EvalBinding, FactoryDefaultsFillDeviceAndDtypeOnlyWhenNotGiven) {
-  Tensor x = floats({1}, {1});
-  FactoryDefaults d{Device(DeviceType::Meta), kDouble};
-  BoundCall ones = bind_call("ones", args({IValue::make_generic_list({2})}), d);
-  const FunctionSchema& s = ones.op.schema();
-  EXPECT_EQ(ones.stack[*s.argument_index("device")], IValue(Device(DeviceType::Meta)));
-  EXPECT_EQ(ones.stack[*s.argument_index("dtype")], IValue(kDouble));
-  BoundCall given = bind_call("ones", args({2}, {{"dtype", IValue(kLong)}, {"device", "cpu"}}), d);
-  EXPECT_EQ(given.stack[*s.argument_index("dtype")], IValue(kLong));
-  EXPECT_EQ(given.stack[*s.argument_index("device")], IValue(Device(DeviceType::CPU)));
-  // Not a factory (it takes a tensor): the defaults stay out.
-  BoundCall like = bind_call("ones_like", args({x}), d);
-  EXPECT_TRUE(like.stack[*like.op.schema().argument_index("device")].is_none());
-}
-
-TEST(EvalBinding, ConversionsFollowThePythonArgParser) {
-  Tensor x = floats({1}, {1});
-  // int fits float and complex; bool fits neither int nor float; numbers never fit Tensor.
-  BoundCall scale = bind_call("test_eval::scale", args({2, 1}), {});
-  EXPECT_EQ(scale.stack[0], IValue(2.0));
-  EXPECT_EQ(scale.stack[1], IValue(std::complex<double>(1, 0)));
-  EXPECT_EQ(error_text<TypeError>([] { bind_call("test_eval::scale", args({true}), {}); }),
-            "test_eval::scale(): argument 'factor' (position 1) must be float, not bool");
-  EXPECT_EQ(error_text<TypeError>([&] {
-              bind_call("max", args({x, true}), {});
-            }),
-            "max(): argument 'dim' (position 2) must be int, not bool");
-  EXPECT_EQ(error_text<TypeError>([] { bind_call("relu", args({2}), {}); }),
-            "relu(): argument 'self' (position 1) must be Tensor, not int");
-  EXPECT_EQ(error_text<TypeError>([&] {
-              bind_call("relu", args({x, x}), {});
-            }),
-            "relu(): takes 1 positional argument but 2 were given");
-  EXPECT_EQ(error_text<TypeError>([&] {
-              bind_call("relu", args({x}, {{"inplace", true}}), {});
-            }),
-            "relu(): got an unexpected keyword argument 'inplace'");
-  EXPECT_EQ(error_text<TypeError>([&] {
-              bind_call("relu", args({x}, {{"self", x}}), {});
-            }),
-            "relu(): got multiple values for argument 'self'");
-  EXPECT_EQ(error_text<TypeError>([&] { bind_call("test_eval::scale", args({}), {}); }),
-            "test_eval::scale(): missing required argument 'factor' (position 1)");
-}
-
-TEST(EvalBinding, NoMatchListsEveryCandidateSchema) {
-  Tensor x = floats({1}, {1});
-  std::string e = error_text<TypeError>([&] {
-    bind_call("add", args({x, "a"}, {{"alpha", 2}}), {});
-  });
-  EXPECT_THAT(e, StartsWith("add() received an invalid combination of arguments - got (Tensor, "
-                            "str, alpha=int), but expected one of:\n"
-                            " * aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) "
-                            "-> Tensor\n"
-                            "      didn't match because: argument 'other' (position 2) must be "
-                            "Tensor, not str\n"));
-  EXPECT_THAT(e, HasSubstr(" * aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1)"));
-  EXPECT_THAT(e, HasSubstr(" * aten::add.out("));
-}
-
-TEST(EvalBinding, UnknownAndAmbiguousOperators) {
-  EXPECT_EQ(error_text<ValueError>([] { resolve_operator("nope_nope"); }),
-            "opd eval: unknown operator 'nope_nope'");
-  EXPECT_EQ(error_text<ValueError>([] { resolve_operator("aten::add.nope"); }),
-            "opd eval: unknown operator 'aten::add.nope'");
-  Library a(Library::DEF, "test_eval_ns_a");
-  a.def("twin(Tensor x) -> Tensor");
-  Library b(Library::DEF, "test_eval_ns_b");
-  b.def("twin(Tensor x) -> Tensor");
-  EXPECT_EQ(error_text<ValueError>([] { resolve_operator("twin"); }),
-            "opd eval: 'twin' is ambiguous: it names test_eval_ns_a::twin, test_eval_ns_b::twin; "
-            "write the namespace");
-  EXPECT_EQ(resolve_operator("test_eval_ns_b::twin")[0].operator_name().to_string(),
-            "test_eval_ns_b::twin");
-}
-
-TEST(EvalBinding, SchemaDefaultsBecomeValues) {
-  BoundCall b = bind_call("test_eval::defaults", args({}), {});
-  ASSERT_EQ(b.stack.size(), 9u);
-  EXPECT_EQ(b.stack[0], IValue(std::vector<int64_t>{1, 1}));
-  EXPECT_EQ(b.stack[1], IValue(1)) << "Mean";
-  EXPECT_EQ(b.stack[2], IValue(kFloat));
-  EXPECT_EQ(b.stack[3], IValue(1.0));
-  EXPECT_EQ(b.stack[4], IValue(MemoryFormat::Contiguous));
-  EXPECT_EQ(b.stack[5], IValue(Device(DeviceType::Meta)));
-  EXPECT_EQ(b.stack[6], IValue(std::vector<double>{0.5, 2.0}));
-  EXPECT_EQ(b.stack[7], IValue("none"));
-  EXPECT_TRUE(b.stack[8].is_none());
-  BoundCall stride = bind_call("test_eval::defaults", args({3}), {});
-  EXPECT_EQ(stride.stack[0], IValue(std::vector<int64_t>{3, 3})) << "int[2] takes a bare int";
-}
-
-// ---- PyTorch's repr ---------------------------------------------------------------------------
-
-TEST(EvalRepr, SmallTensorsAsPyTorchPrintsThem) {
-  EXPECT_EQ(tensor_repr(floats({2, 3, 4, 2, 3, 4}, {2, 3})),
-            "tensor([[2., 3., 4.],\n        [2., 3., 4.]])");
-  EXPECT_EQ(tensor_repr(filled<int64_t>({1, 2}, {2})), "tensor([1, 2])");
-  EXPECT_EQ(tensor_repr(filled<bool>({true, false}, {2})), "tensor([ True, False])");
-  EXPECT_EQ(tensor_repr(filled<double>({1, 2}, {2})), "tensor([1., 2.], dtype=torch.float64)");
-  EXPECT_EQ(tensor_repr(filled<int32_t>({-1, 20}, {2})), "tensor([-1, 20], dtype=torch.int32)");
-  EXPECT_EQ(tensor_repr(floats({1.5f, 2.25f}, {2})), "tensor([1.5000, 2.2500])");
-  EXPECT_EQ(tensor_repr(floats({-1.5f, 2}, {2})), "tensor([-1.5000,  2.0000])");
-  EXPECT_EQ(tensor_repr(floats({1e-5f, 1}, {2})), "tensor([1.0000e-05, 1.0000e+00])");
-  EXPECT_EQ(tensor_repr(floats({1, 1e9f}, {2})), "tensor([1.0000e+00, 1.0000e+09])");
-  float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(tensor_repr(floats({nan, -inf, 1}, {3})), "tensor([nan, -inf, 1.])");
-  EXPECT_EQ(tensor_repr(floats({0, 0}, {2})), "tensor([0., 0.])");
-  EXPECT_EQ(tensor_repr(floats({3.5f}, {})), "tensor(3.5000)");
-  EXPECT_EQ(tensor_repr(filled<int64_t>({3}, {})), "tensor(3)");
-  EXPECT_EQ(tensor_repr(filled<std::complex<float>>({{1, 2}, {3, -1}}, {2})),
-            "tensor([1.+2.j, 3.-1.j])");
-}
-
-TEST(EvalRepr, EmptyAndMetaTensorsShowTheirSize) {
-  EXPECT_EQ(tensor_repr(floats({}, {0})), "tensor([])");
-  EXPECT_EQ(tensor_repr(floats({}, {0, 3})), "tensor([], size=(0, 3))");
-  EXPECT_EQ(tensor_repr(filled<int64_t>({}, {0})), "tensor([], dtype=torch.int64)");
-  Device meta(DeviceType::Meta);
-  EXPECT_EQ(tensor_repr(from_blob(nullptr, {2, 3}, kFloat, meta)),
-            "tensor(..., device='meta', size=(2, 3))");
-  EXPECT_EQ(tensor_repr(from_blob(nullptr, {4}, kLong, meta)),
-            "tensor(..., device='meta', size=(4,), dtype=torch.int64)");
-}
-
-TEST(EvalRepr, LongTensorsWrapAndSummarize) {
-  std::vector<float> range(2000);
-  for (size_t i = 0; i < range.size(); ++i) range[i] = static_cast<float>(i);
-  EXPECT_EQ(tensor_repr(floats(range, {2000})),
-            "tensor([0.0000e+00, 1.0000e+00, 2.0000e+00,  ..., 1.9970e+03, 1.9980e+03,\n"
-            "        1.9990e+03])");
-  std::vector<int64_t> ints(1001);
-  for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int64_t>(i);
-  EXPECT_EQ(tensor_repr(filled<int64_t>(ints, {1001})),
-            "tensor([   0,    1,    2,  ...,  998,  999, 1000])");
-  EXPECT_EQ(tensor_repr(floats(std::vector<float>(1600, 1), {40, 40})),
-            "tensor([[1., 1., 1.,  ..., 1., 1., 1.],\n"
-            "        [1., 1., 1.,  ..., 1., 1., 1.],\n"
-            "        [1., 1., 1.,  ..., 1., 1., 1.],\n"
-            "        ...,\n"
-            "        [1., 1., 1.,  ..., 1., 1., 1.],\n"
-            "        [1., 1., 1.,  ..., 1., 1., 1.],\n"
-            "        [1., 1., 1.,  ..., 1., 1., 1.]])");
-  std::vector<float> halves(20);
-  for (size_t i = 0; i < halves.size(); ++i) halves[i] = 0.5f + static_cast<float>(i);
-  EXPECT_EQ(tensor_repr(floats(halves, {20})),
-            "tensor([ 0.5000,  1.5000,  2.5000,  3.5000,  4.5000,  5.5000,  6.5000,  7.5000,\n"
-            "         8.5000,  9.5000, 10.5000, 11.5000, 12.5000, 13.5000, 14.5000, 15.5000,\n"
-            "        16.5000, 17.5000, 18.5000, 19.5000])");
-  EXPECT_EQ(tensor_repr(filled<double>(std::vector<double>(12, 1.25), {3, 2, 2})),
-            "tensor([[[1.2500, 1.2500],\n         [1.2500, 1.2500]],\n\n"
-            "        [[1.2500, 1.2500],\n         [1.2500, 1.2500]],\n\n"
-            "        [[1.2500, 1.2500],\n         [1.2500, 1.2500]]], dtype=torch.float64)");
-}
-
-TEST(EvalRepr, StridedViewsPrintInLogicalOrder) {
-  Tensor t = floats({1, 2, 3, 4, 5, 6}, {2, 3});
-  Tensor transposed = make_view(t, std::vector<int64_t>{3, 2}, std::vector<int64_t>{1, 3}, 0);
-  EXPECT_EQ(tensor_repr(transposed), "tensor([[1., 4.],\n        [2., 5.],\n        [3., 6.]])");
-  EXPECT_EQ(to_json(IValue(transposed)).dump(),
-            R"({"dtype":"float32","shape":[3,2],"strides":[1,3],"device":"cpu",)"
-            R"("data":[1.0,4.0,2.0,5.0,3.0,6.0]})");
 }
 
 // ---- Evaluation -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "demo_mlp.h"
 #include "eval_program.h"
-#include "eval_trace.h"
+#include "opd/bind/trace_lines.h"
 #include "opd/error.h"
 #include "opd/plugin_manager.h"
 
@@ -32,12 +32,12 @@ void print_plugins() {
 void eval_traced(eval::Evaluator& evaluator, const std::string& statement) {
   std::cout << "\nopd eval --trace \"" << statement << "\"\n" << std::flush;
   try {
-    eval::Value v;
+    bind::Value v;
     {
-      DispatchObserverGuard observing(std::make_shared<eval::TracePrinter>(std::cout));
+      DispatchObserverGuard observing(std::make_shared<bind::TracePrinter>(std::cout));
       v = evaluator.run(statement);
     }
-    std::cout << eval::repr(v) << "\n";
+    std::cout << bind::repr(v) << "\n";
   } catch (const Error& e) {
     std::cout << "error: " << e.msg() << "\n";
   }

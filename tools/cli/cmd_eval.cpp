@@ -8,7 +8,7 @@
 
 #include "commands.h"
 #include "eval_program.h"
-#include "eval_trace.h"
+#include "opd/bind/trace_lines.h"
 #include "opd/error.h"
 #include "opd/generator.h"
 #include "opd/plugin_manager.h"
@@ -31,7 +31,7 @@ void add_eval(CLI::App& app, int& exit_code) {
   cmd->add_flag("--trace", trace, "Print every dispatch hop to stderr as it happens");
   cmd->callback([&exit_code] {
     try {
-      eval::FactoryDefaults defaults;
+      bind::FactoryDefaults defaults;
       if (!device.empty()) defaults.device = Device(device);
       if (!dtype.empty()) defaults.dtype = parse_scalar_type(dtype);
       for (const PluginStatus& s : plugins().load_default()) {
@@ -42,13 +42,13 @@ void add_eval(CLI::App& app, int& exit_code) {
       if (seed) manual_seed(*seed);
       eval::Evaluator evaluator(defaults);
       std::optional<DispatchObserverGuard> observing;
-      if (trace) observing.emplace(std::make_shared<eval::TracePrinter>(std::cerr));
-      eval::Value result = evaluator.run(program);
+      if (trace) observing.emplace(std::make_shared<bind::TracePrinter>(std::cerr));
+      bind::Value result = evaluator.run(program);
       observing.reset();  // printing reads values back through the dispatcher: not traced
       if (json) {
-        std::cout << eval::to_json(result).dump() << "\n";
+        std::cout << bind::to_json(result).dump() << "\n";
       } else {
-        std::cout << eval::repr(result) << "\n";
+        std::cout << bind::repr(result) << "\n";
       }
     } catch (const Error& e) {
       std::cout << std::flush;

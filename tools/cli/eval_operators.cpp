@@ -8,10 +8,9 @@
 #include <limits>
 #include <optional>
 
-#include "eval_binding.h"
-#include "eval_tensor.h"
+#include "opd/bind/binding.h"
+#include "opd/bind/tensor_values.h"
 #include "opd/error.h"
-#include "opd/ops.h"
 
 namespace opd::cli::eval {
 namespace {
@@ -44,12 +43,12 @@ constexpr std::array<OperatorInfo, 12> kOperators = {{
 }};
 
 IValue maybe_wrapped(const OperatorInfo& info, const IValue& v) {
-  if (info.wraps_numbers && v.is_scalar()) return IValue(wrapped_number(v.to_scalar()));
+  if (info.wraps_numbers && v.is_scalar()) return IValue(bind::wrapped_number(v.to_scalar()));
   return v;
 }
 
 IValue call(const char* name, IValue a, IValue b) {
-  return call_operator(name, {std::move(a), std::move(b)}, {});
+  return bind::call_operator(name, {std::move(a), std::move(b)}, {});
 }
 
 bool is_real_number(const IValue& v) { return v.is_int() || v.is_bool() || v.is_double(); }
@@ -103,12 +102,6 @@ std::optional<IValue> number_arithmetic(std::string_view op, const IValue& lhs, 
 
 }  // namespace
 
-Tensor wrapped_number(const Scalar& s) {
-  Tensor t = opd::scalar_tensor(s, s.type(), std::nullopt, Device(DeviceType::CPU), std::nullopt);
-  t.unsafe_get_impl()->set_wrapped_number(true);
-  return t;
-}
-
 IValue apply_binary(std::string_view op, const IValue& lhs, const IValue& rhs) {
   const OperatorInfo* info = nullptr;
   for (const OperatorInfo& o : kOperators) {
@@ -118,17 +111,17 @@ IValue apply_binary(std::string_view op, const IValue& lhs, const IValue& rhs) {
   if (lhs.is_tensor()) return call(info->aten, lhs, maybe_wrapped(*info, rhs));
   if (rhs.is_tensor() && lhs.is_scalar() && op != "@") {
     if (info->reflected) return call(info->reflected, rhs, maybe_wrapped(*info, lhs));
-    return call(info->aten, IValue(wrapped_number(lhs.to_scalar())), rhs);
+    return call(info->aten, IValue(bind::wrapped_number(lhs.to_scalar())), rhs);
   }
   if (is_real_number(lhs) && is_real_number(rhs)) {
     if (auto r = number_arithmetic(op, lhs, rhs)) return *r;
   }
   throw TypeError(fmt::format("unsupported operand type(s) for {}: '{}' and '{}'", op,
-                              python_type_name(lhs), python_type_name(rhs)));
+                              bind::python_type_name(lhs), bind::python_type_name(rhs)));
 }
 
 IValue apply_negation(const IValue& v) {
-  if (v.is_tensor()) return call_operator("aten::neg", {v}, {});
+  if (v.is_tensor()) return bind::call_operator("aten::neg", {v}, {});
   if (v.is_int()) {
     OPD_CHECK_T(ValueError, v.to_int() != std::numeric_limits<int64_t>::min(),
                 "opd eval: -({}) is out of the int64 range", v.to_int());
@@ -137,7 +130,7 @@ IValue apply_negation(const IValue& v) {
   if (v.is_double()) return IValue(-v.to_double());
   if (v.is_complex_double()) return IValue(-v.to_complex_double());
   if (v.is_bool()) return IValue(-static_cast<int64_t>(v.to_bool()));
-  throw TypeError(fmt::format("bad operand type for unary -: '{}'", python_type_name(v)));
+  throw TypeError(fmt::format("bad operand type for unary -: '{}'", bind::python_type_name(v)));
 }
 
 }  // namespace opd::cli::eval

@@ -9,8 +9,6 @@
 #include <string_view>
 
 #include "opd/ivalue.h"
-#include "opd/scalar.h"
-#include "opd/tensor.h"
 
 namespace opd::cli::eval {
 
@@ -21,10 +19,5 @@ namespace opd::cli::eval {
 IValue apply_binary(std::string_view op, const IValue& lhs, const IValue& rhs);
 // -v: aten::neg for a tensor, the number negated for a number.
 IValue apply_negation(const IValue& v);
-
-// A number as a 0-dim CPU tensor that is weaker than any tensor in type promotion (PyTorch's
-// wrapped number): what a Python number becomes as the left operand of 2 - x, 2 / x, 2 ** x.
-// Shared with the Python package's reflected dunders.
-Tensor wrapped_number(const Scalar& s);
 
 }  // namespace opd::cli::eval

@@ -6,11 +6,14 @@
 #include <limits>
 
 #include "eval_operators.h"
-#include "eval_tensor.h"
+#include "opd/bind/tensor_values.h"
 #include "opd/error.h"
 #include "opd/layout.h"
 
 namespace opd::cli::eval {
+
+using bind::BoundCall;
+using bind::Value;
 
 std::optional<IValue> constant_named(std::string_view name) {
   if (name == "inf") return IValue(std::numeric_limits<double>::infinity());
@@ -116,12 +119,12 @@ Value Evaluator::call(const Expr& e) {
                     "variable)",
                     e.name, it->first, name.substr(0, name.find('.')));
         OPD_CHECK_T(TypeError, positional[0].is_tensor(), "opd eval: '{}' has no method '{}'",
-                    python_type_name(positional[0]), name);
+                    bind::python_type_name(positional[0]), name);
       }
     }
   } else {
     OPD_CHECK_T(TypeError, positional[0].is_tensor(), "opd eval: '{}' has no method '{}'",
-                python_type_name(positional[0]), name);
+                bind::python_type_name(positional[0]), name);
   }
   std::vector<std::pair<std::string, IValue>> keywords;
   for (size_t i = 0; i < e.kwarg_names.size(); ++i) {
@@ -130,7 +133,7 @@ Value Evaluator::call(const Expr& e) {
   if (e.kind == Expr::Kind::Call && (name == "tensor" || name == "torch.tensor")) {
     return tensor_literal(e, std::move(positional), std::move(keywords));
   }
-  BoundCall bound = bind_call(name, {std::move(positional), std::move(keywords)}, defaults_);
+  BoundCall bound = bind::bind_call(name, {std::move(positional), std::move(keywords)}, defaults_);
   try {
     bound.op.call_boxed(&bound.stack);
   } catch (const std::exception&) {
@@ -170,22 +173,22 @@ Value Evaluator::tensor_literal(const Expr& e, std::vector<IValue> positional,
   static const auto device_type = Type::optional_of(Type::get(TypeKind::Device));
   for (const auto& [name, value] : keywords) {
     if (name == "dtype") {
-      auto v = convert_argument(value, *dtype_type, std::nullopt);
+      auto v = bind::convert_argument(value, *dtype_type, std::nullopt);
       OPD_CHECK_T(TypeError, v.has_value(),
                   "tensor(): argument 'dtype' must be torch.dtype, not {}",
-                  python_type_name(value));
+                  bind::python_type_name(value));
       if (!v->is_none()) dtype = v->to_scalar_type();
     } else if (name == "device") {
-      auto v = convert_argument(value, *device_type, std::nullopt);
+      auto v = bind::convert_argument(value, *device_type, std::nullopt);
       OPD_CHECK_T(TypeError, v.has_value(),
                   "tensor(): argument 'device' must be torch.device, not {}",
-                  python_type_name(value));
+                  bind::python_type_name(value));
       if (!v->is_none()) device = v->to_device();
     } else {
       throw TypeError(fmt::format("tensor() got an unexpected keyword argument '{}'", name));
     }
   }
-  return {IValue(make_tensor_literal(positional[0], dtype, device)), {}, {}};
+  return {IValue(bind::make_tensor_literal(positional[0], dtype, device)), {}, {}};
 }
 
 }  // namespace opd::cli::eval

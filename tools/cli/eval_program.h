@@ -1,15 +1,15 @@
 #pragma once
 
 // Running an `opd eval` program: statements in order, variables, literals, tensor literals and
-// operator calls (bound by eval_binding, called boxed through the dispatcher).
+// operator calls (bound by opd::bind, called boxed through the dispatcher).
 
 #include <map>
 #include <string>
 #include <string_view>
 
-#include "eval_binding.h"
 #include "eval_parser.h"
-#include "eval_print.h"
+#include "opd/bind/binding.h"
+#include "opd/bind/print.h"
 
 namespace opd::cli::eval {
 
@@ -19,7 +19,7 @@ std::optional<IValue> constant_named(std::string_view name);
 
 class Evaluator {
  public:
-  explicit Evaluator(FactoryDefaults defaults = {}) : defaults_(std::move(defaults)) {}
+  explicit Evaluator(bind::FactoryDefaults defaults = {}) : defaults_(std::move(defaults)) {}
 
   // Runs every statement; returns the value of the last one (for an assignment, the value
   // assigned). Variables persist across calls. Throws opd::Error (and its subclasses) for
@@ -27,18 +27,18 @@ class Evaluator {
   // the operators throw; the message says which. A kernel that throws something that is not a
   // std::exception becomes opd::Error "<operator>: a kernel threw an exception that is not a
   // std::exception".
-  Value run(std::string_view program);
+  bind::Value run(std::string_view program);
   // REQUIRES: `e` nests lists and calls at most kMaxNesting deep, as parse_program ensures
   // (this recurses over the tree).
-  Value evaluate(const Expr& e);
+  bind::Value evaluate(const Expr& e);
 
  private:
-  Value call(const Expr& e);
-  Value tensor_literal(const Expr& e, std::vector<IValue> positional,
-                       std::vector<std::pair<std::string, IValue>> keywords);
+  bind::Value call(const Expr& e);
+  bind::Value tensor_literal(const Expr& e, std::vector<IValue> positional,
+                             std::vector<std::pair<std::string, IValue>> keywords);
 
-  FactoryDefaults defaults_;
-  std::map<std::string, Value, std::less<>> variables_;
+  bind::FactoryDefaults defaults_;
+  std::map<std::string, bind::Value, std::less<>> variables_;
 };
 
 }  // namespace opd::cli::eval

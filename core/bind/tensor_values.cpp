@@ -1,4 +1,4 @@
-#include "eval_tensor.h"
+#include "opd/bind/tensor_values.h"
 
 #include <fmt/format.h>
 
@@ -6,11 +6,12 @@
 #include <cstring>
 #include <new>
 
-#include "eval_binding.h"
+#include "opd/bind/binding.h"
 #include "opd/error.h"
 #include "opd/half.h"
+#include "opd/ops.h"
 
-namespace opd::cli::eval {
+namespace opd::bind {
 namespace {
 
 struct Number {
@@ -170,12 +171,10 @@ double load_real(const char* p) {
 
 }  // namespace
 
-IValue call_operator(std::string_view name, std::vector<IValue> positional,
-                     std::vector<std::pair<std::string, IValue>> keywords) {
-  BoundCall call = bind_call(name, {std::move(positional), std::move(keywords)}, {});
-  call.op.call_boxed(&call.stack);
-  OPD_CHECK(call.stack.size() == 1, "{}: expected one result, got {}", name, call.stack.size());
-  return std::move(call.stack[0]);
+Tensor wrapped_number(const Scalar& s) {
+  Tensor t = opd::scalar_tensor(s, s.type(), std::nullopt, Device(DeviceType::CPU), std::nullopt);
+  t.unsafe_get_impl()->set_wrapped_number(true);
+  return t;
 }
 
 Tensor make_tensor_literal(const IValue& data, std::optional<ScalarType> dtype,
@@ -300,4 +299,4 @@ HostValues read_values(const Tensor& tensor) {
   return out;
 }
 
-}  // namespace opd::cli::eval
+}  // namespace opd::bind

@@ -7,7 +7,7 @@
 
 #include "opd/dispatch_observer.h"
 
-namespace opd::cli::eval {
+namespace opd::bind {
 
 // The line of one hop, without its indentation or newline:
 //   aten::add.Tensor [call_boxed] DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU) -> CPU:
@@ -32,4 +32,4 @@ class TracePrinter : public DispatchObserver {
   std::ostream& out_;
 };
 
-}  // namespace opd::cli::eval
+}  // namespace opd::bind

@@ -7,11 +7,11 @@
 #include <cmath>
 #include <cstdio>
 
-#include "eval_print.h"
-#include "eval_tensor.h"
 #include "opd/autograd.h"
+#include "opd/bind/print.h"
+#include "opd/bind/tensor_values.h"
 
-namespace opd::cli::eval {
+namespace opd::bind {
 namespace {
 
 constexpr int kPrecision = 4;
@@ -284,4 +284,4 @@ std::string tensor_repr(const Tensor& t, std::string_view module) {
   return add_suffixes(prefix + body, suffixes, indent);
 }
 
-}  // namespace opd::cli::eval
+}  // namespace opd::bind

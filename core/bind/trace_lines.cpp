@@ -1,10 +1,10 @@
-#include "eval_trace.h"
+#include "opd/bind/trace_lines.h"
 
 #include <fmt/format.h>
 
 #include "opd/dispatcher.h"
 
-namespace opd::cli::eval {
+namespace opd::bind {
 
 std::string format_hop(const DispatchHop& hop, const KernelOrigin& origin) {
   // No kernel for the key: the call is about to raise the missing-kernel error.
@@ -28,4 +28,4 @@ void TracePrinter::on_exit(const DispatchHop& hop, bool threw) {
   out_ << fmt::format("{:{}}{}\n", "", 2 * hop.depth, format_raised(hop)) << std::flush;
 }
 
-}  // namespace opd::cli::eval
+}  // namespace opd::bind

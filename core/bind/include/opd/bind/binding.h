@@ -1,9 +1,10 @@
 #pragma once
 
-// Overload resolution for `opd eval`: from a name and Python-like arguments to one operator and
-// the boxed stack for it, as PyTorch's Python argument parser does, driven by schemas only.
+// Overload resolution for `opd eval` and the Python package: from a name and Python-like
+// arguments to one operator and the boxed stack for it, as PyTorch's Python argument parser does,
+// driven by schemas only.
 //
-// Order of overloads: see Note [Overload order] in eval_binding.cpp. Argument conversions, as
+// Order of overloads: see Note [Overload order] in binding.cpp. Argument conversions, as
 // python_arg_parser.cpp: an int fits int, SymInt, float, complex and Scalar; a float fits float,
 // complex and Scalar; a bool fits bool and Scalar (never int); a number never fits Tensor; a
 // list of ints fits int[] and SymInt[]; int[N] also takes a bare int (repeated N times); a str
@@ -22,7 +23,7 @@
 #include "opd/ivalue.h"
 #include "opd/scalar_type.h"
 
-namespace opd::cli::eval {
+namespace opd::bind {
 
 struct CallArgs {
   std::vector<IValue> positional;
@@ -78,8 +79,13 @@ std::optional<IValue> convert_argument(const IValue& v, const Type& type, std::o
 // "ScalarType dtype=float" -> Float32, "int reduction=Mean" -> 1.
 IValue default_argument(const DefaultValue& d, const Type& type);
 
+// Calls an operator through the dispatcher, boxed, with Python-like arguments; returns its
+// single result. Throws as bind_call and the operator do.
+IValue call_operator(std::string_view name, std::vector<IValue> positional,
+                     std::vector<std::pair<std::string, IValue>> keywords);
+
 // Python's name for the type of a value, as PyTorch's errors print it: Tensor, int, float,
 // bool, complex, str, NoneType, list of [int, int], torch.dtype, torch.device, tuple.
 std::string python_type_name(const IValue& v);
 
-}  // namespace opd::cli::eval
+}  // namespace opd::bind

@@ -1,4 +1,4 @@
-#include "eval_binding.h"
+#include "opd/bind/binding.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "opd/layout.h"
 #include "opd/operator_entry.h"
 
-namespace opd::cli::eval {
+namespace opd::bind {
 namespace {
 
 const Type& unwrap_optional(const Type& t) {
@@ -471,4 +471,12 @@ BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::str
   throw TypeError(message);
 }
 
-}  // namespace opd::cli::eval
+IValue call_operator(std::string_view name, std::vector<IValue> positional,
+                     std::vector<std::pair<std::string, IValue>> keywords) {
+  BoundCall call = bind_call(name, {std::move(positional), std::move(keywords)}, {});
+  call.op.call_boxed(&call.stack);
+  OPD_CHECK(call.stack.size() == 1, "{}: expected one result, got {}", name, call.stack.size());
+  return std::move(call.stack[0]);
+}
+
+}  // namespace opd::bind

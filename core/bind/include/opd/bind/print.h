@@ -1,7 +1,7 @@
 #pragma once
 
-// How `opd eval` shows values: as PyTorch's repr (torch/_tensor_str.py with the default print
-// options: precision 4, threshold 1000, edgeitems 3, linewidth 80), or as JSON.
+// How `opd eval` and the Python package show values: as PyTorch's repr (torch/_tensor_str.py with
+// the default print options: precision 4, threshold 1000, edgeitems 3, linewidth 80), or as JSON.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,7 +11,7 @@
 #include "opd/ivalue.h"
 #include "opd/tensor.h"
 
-namespace opd::cli::eval {
+namespace opd::bind {
 
 // A value with, for the results of operators with several named returns, the names PyTorch's
 // torch.return_types struct sequence would print ("max", {"values", "indices"}).
@@ -19,8 +19,8 @@ struct Value {
   IValue value;
   std::string struct_name;
   std::vector<std::string> field_names;
-  // How many lists and tuples nest in `value` ([[1]]: 2), as the evaluator counts them to keep
-  // values built through variables (x = [x]; x = [x]; ...) within kMaxNesting too.
+  // How many lists and tuples nest in `value` ([[1]]: 2), as opd eval's evaluator counts them to
+  // keep values built through variables (x = [x]; x = [x]; ...) within its kMaxNesting too.
   int nesting = 0;
 };
 
@@ -43,4 +43,4 @@ std::string repr(const IValue& v);
 nlohmann::ordered_json to_json(const Value& v);
 nlohmann::ordered_json to_json(const IValue& v);
 
-}  // namespace opd::cli::eval
+}  // namespace opd::bind

@@ -1,13 +1,13 @@
-#include "eval_print.h"
+#include "opd/bind/print.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "eval_tensor.h"
+#include "opd/bind/tensor_values.h"
 #include "opd/layout.h"
 
-namespace opd::cli::eval {
+namespace opd::bind {
 namespace {
 
 std::string join_reprs(const std::vector<IValue>& items) {
@@ -164,4 +164,4 @@ nlohmann::ordered_json to_json(const Value& v) {
   return out;
 }
 
-}  // namespace opd::cli::eval
+}  // namespace opd::bind
