@@ -14,9 +14,9 @@ Usage, as torch's::
 each key to the operator ``__test__::foo``, so the real dispatcher holds the same state, and the
 raw views are its own. ``dispatchTable()`` does not read the real table, as torch's does: it is
 computed here, by ``compute_dispatch_table``, from the registered keys and the backend fallbacks
-(Note [Kernel precedence] in core/src/operator_entry.cpp, rule by rule), so that the rules can be
-read in one place and checked against the dispatcher (tests/python/test_python_dispatcher.py
-compares the two for every combination of keys).
+(Note [Kernel precedence] in core/src/dispatch/operator_entry.cpp, rule by rule), so that the
+rules can be read in one place and checked against the dispatcher
+(tests/python/test_python_dispatcher.py compares the two for every combination of keys).
 
 The keys are opdispatch's, not torch's (which has FPGA, XLA, Lazy and AutogradOther, absent
 here): CPU and CUDA have autograd kernels in the autograd plugin, PrivateUse1 is a vendor's

@@ -17,7 +17,7 @@
 #include <typeinfo>
 
 #include "opd/error.h"
-#include "plugin_manifest.h"
+#include "plugins/plugin_manifest.h"
 
 namespace {
 

@@ -65,7 +65,7 @@ class OPD_API PluginManager {
   // Loading a plugin from its own registration throws PluginError: "plugin 'x' is already being
   // loaded (re-entrant load from its own registration)". A kernel or fallback on a key the
   // manifest's dispatch_keys do not allow fails the load (Note [Declared dispatch keys] in
-  // core/src/registration_context.cpp).
+  // core/src/dispatch/registration_context.cpp).
   PluginStatus load(const std::string& name_or_manifest);
   // Loads every plugin whose manifest says `load: default`, in dependency order. Never throws
   // for one plugin's failure: each status says what happened.

@@ -14,7 +14,7 @@ namespace opd::detail {
 struct ThreadCallCounter {
   // Low 16 bits: dispatcher calls running on this thread (nested calls count). High bits: how
   // many times that count returned to zero. Written only by its thread, read by the reclaimer.
-  // See Note [Kernel reclamation] in core/src/dispatcher.cpp.
+  // See Note [Kernel reclamation] in core/src/dispatch/dispatcher.cpp.
   std::atomic<uint64_t> calls{0};
   bool registered = false;  // known to the reclaimer
 };
@@ -27,7 +27,7 @@ extern OPD_API constinit thread_local ThreadCallCounter tls_call_counter
 OPD_API void register_dispatch_thread();
 
 // Which threads were inside dispatcher calls at one instant, and how far each had got. See
-// Note [Kernel reclamation] in core/src/dispatcher.cpp.
+// Note [Kernel reclamation] in core/src/dispatch/dispatcher.cpp.
 struct QuiescenceSnapshot {
   struct Thread {
     uint64_t id;     // the thread's registration number (threads may exit and be replaced)

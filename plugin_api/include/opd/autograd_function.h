@@ -84,7 +84,7 @@ inline constexpr std::string_view kFunctionRecordCapsule = "opd.autograd.Functio
 // What one apply hands the autograd plugin: the one argument of its operator
 // autograd::_record_function(Capsule record) -> Tensor[], which returns the outputs given their
 // history. One Capsule, not a list argument each: an apply costs the boxed call of one IValue
-// (Note [Finding autograd::_record_function], core/src/tensor_autograd.cpp). Made by the
+// (Note [Finding autograd::_record_function], plugin_api/src/tensor_autograd.cpp). Made by the
 // caller's code, read by the plugin: its layout is part of the ABI (the size is checked below).
 struct FunctionRecord {
   IValue backward;      // a kFunctionBackwardCapsule Capsule

@@ -1,0 +1,260 @@
+#include "plugins/plugin_residency.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <link.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "logging.h"
+
+namespace opd {
+namespace {
+
+struct CodeRange {
+  uintptr_t begin, end;
+};
+
+struct LoadedObject {
+  uintptr_t base = 0;           // its load address (dlpi_addr): one per mapping
+  std::vector<CodeRange> code;  // its executable segments
+};
+
+// The loaded object that contains `addr`.
+LoadedObject loaded_object_of(const void* addr) {
+  struct Search {
+    uintptr_t addr;
+    LoadedObject found;
+  } search{reinterpret_cast<uintptr_t>(addr), {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        std::vector<CodeRange> code;
+        bool contains = false;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          uintptr_t b = info->dlpi_addr + ph.p_vaddr, e = b + ph.p_memsz;
+          contains = contains || (s->addr >= b && s->addr < e);
+          if (ph.p_flags & PF_X) code.push_back({b, e});
+        }
+        if (!contains) return 0;
+        s->found = {info->dlpi_addr, std::move(code)};
+        return 1;
+      },
+      &search);
+  return search.found;
+}
+
+// The end of the mapping that contains `addr`, from /proc/self/maps; 0 when none does.
+uintptr_t mapping_end(uintptr_t addr) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long b = 0, e = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx", &b, &e) != 2) continue;
+    if (addr >= b && addr < e) return static_cast<uintptr_t>(e);
+  }
+  return 0;
+}
+
+enum class ThreadView { Gone, Running, Blocked };
+
+// Where thread `tid` is: blocked in the kernel (then `*sp` is its user stack pointer), running,
+// or gone. Unreadable: treated as running (cannot be inspected).
+ThreadView view_thread(pid_t tid, uintptr_t* sp) {
+  std::ifstream in(fmt::format("/proc/self/task/{}/syscall", tid));
+  if (!in)
+    return ::access(fmt::format("/proc/self/task/{}", tid).c_str(), F_OK) == 0 ? ThreadView::Running
+                                                                               : ThreadView::Gone;
+  std::string text;
+  std::getline(in, text);
+  if (text.empty()) return ThreadView::Gone;
+  if (text.rfind("running", 0) == 0) return ThreadView::Running;
+  // "NR ARG1 .. ARG6 SP PC", or "-1 SP PC" when blocked outside a system call.
+  std::istringstream fields(text);
+  std::vector<std::string> f;
+  for (std::string w; fields >> w;) f.push_back(w);
+  if (f.size() < 3) return ThreadView::Running;
+  *sp = static_cast<uintptr_t>(std::strtoull(f[f.size() - 2].c_str(), nullptr, 16));
+  return ThreadView::Blocked;
+}
+
+// Whether the live stack from `sp` holds an address inside `code`.
+bool stack_refers_to(int mem_fd, uintptr_t sp, const std::vector<CodeRange>& code) {
+  constexpr size_t kMaxStack = size_t{8} << 20;
+  uintptr_t end = mapping_end(sp);
+  if (end == 0) return true;  // not a mapping we know: cannot tell
+  sp &= ~uintptr_t{7};
+  if (end - sp > kMaxStack) end = sp + kMaxStack;
+  std::vector<uint64_t> buf(size_t{1} << 13);
+  for (uintptr_t at = sp; at < end;) {
+    size_t want = std::min<size_t>(buf.size() * 8, end - at);
+    ssize_t n = ::pread(mem_fd, buf.data(), want, static_cast<off_t>(at));
+    if (n <= 0) return true;  // unreadable: cannot tell
+    for (size_t i = 0; i < static_cast<size_t>(n) / 8; ++i) {
+      for (const CodeRange& r : code) {
+        if (buf[i] >= r.begin && buf[i] < r.end) return true;
+      }
+    }
+    at += static_cast<uintptr_t>(n);
+  }
+  return false;
+}
+
+// Threads not in `before`, other than the calling one, that may run code in `code`: those
+// blocked with a frame in it, and those of `started_in_registration` that stay running.
+size_t threads_left_running(const std::set<pid_t>& before,
+                            const std::set<pid_t>& started_in_registration,
+                            const std::vector<CodeRange>& code) {
+  // A library's own worker threads (OpenBLAS's, started when a plugin maps it) may spin for a
+  // while before they block: threads of the registration get this long to be seen blocked.
+  constexpr auto kPatience = std::chrono::milliseconds(250);
+  const pid_t self = static_cast<pid_t>(::gettid());
+  int mem_fd = -1;
+  size_t n = 0;
+  for (pid_t tid : process_threads()) {
+    if (tid == self || before.count(tid)) continue;
+    const bool ours = started_in_registration.count(tid) > 0;
+    uintptr_t sp = 0;
+    ThreadView v = view_thread(tid, &sp);
+    const auto start = std::chrono::steady_clock::now();
+    while (ours && v == ThreadView::Running) {
+      auto waited = std::chrono::steady_clock::now() - start;
+      if (waited > kPatience) break;
+      if (waited < std::chrono::milliseconds(1)) {
+        sched_yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      v = view_thread(tid, &sp);
+    }
+    if (v == ThreadView::Gone || (v == ThreadView::Running && !ours)) continue;
+    if (v == ThreadView::Blocked) {
+      if (mem_fd < 0) mem_fd = ::open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+      if (mem_fd >= 0 && !stack_refers_to(mem_fd, sp, code)) continue;
+    }
+    ++n;
+  }
+  if (mem_fd >= 0) ::close(mem_fd);
+  return n;
+}
+
+// One mapping of a library file, shared by every load the loader answered with it.
+struct Mapping {
+  size_t owners = 0;
+  std::set<pid_t> threads_before;           // before the first load mapped it
+  std::set<pid_t> started_in_registration;  // by the first load's registration
+  bool registered = false;                  // started_in_registration is known
+  std::vector<CodeRange> code;
+};
+
+struct Mappings {
+  std::mutex mutex;
+  std::map<uintptr_t, Mapping> by_base;  // guarded by mutex
+  // Owners kept because threads were left running: reachable, never freed.
+  std::vector<LibraryOwner*> kept;  // guarded by mutex
+};
+
+Mappings& mappings() {
+  static auto* m = new Mappings();  // leaked: owners may be released during static destruction
+  return *m;
+}
+
+void release_owner(LibraryOwner* owner) noexcept {
+  Mappings& all = mappings();
+  std::optional<Mapping> last;
+  {
+    std::lock_guard lock(all.mutex);
+    auto it = all.by_base.find(owner->mapping_base);
+    if (it != all.by_base.end() && --it->second.owners == 0) {
+      last = std::move(it->second);
+      all.by_base.erase(it);
+    }
+  }
+  size_t left = 0;
+  if (last) {
+    try {
+      left = threads_left_running(last->threads_before, last->started_in_registration, last->code);
+    } catch (const std::exception& e) {
+      logger()->error("plugin {}: cannot look for threads left running: {}",
+                      owner->library->path().string(), e.what());
+    }
+  }
+  if (left == 0) {
+    delete owner;
+    return;
+  }
+  std::string reason = fmt::format(
+      "{} thread(s) started while it was mapped were left running (its shutdown did not stop "
+      "them) and may run its code; the library stays mapped",
+      left);
+  logger()->error("plugin {}: {}", owner->library->path().string(), reason);
+  {
+    std::lock_guard lock(all.mutex);
+    all.kept.push_back(owner);
+  }
+  if (owner->on_kept) {
+    try {
+      owner->on_kept(true, reason);
+    } catch (const std::exception& e) {
+      logger()->error("plugin {}: {}", owner->library->path().string(), e.what());
+    }
+  }
+}
+
+}  // namespace
+
+std::set<pid_t> process_threads() {
+  std::set<pid_t> out;
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) return out;
+  while (dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    long tid = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0') out.insert(static_cast<pid_t>(tid));
+  }
+  ::closedir(dir);
+  return out;
+}
+
+std::shared_ptr<LibraryOwner> own_library(std::shared_ptr<PluginLibrary> library,
+                                          const void* entry_point, std::set<pid_t> threads_before) {
+  LoadedObject object = loaded_object_of(entry_point);
+  {
+    Mappings& all = mappings();
+    std::lock_guard lock(all.mutex);
+    Mapping& m = all.by_base[object.base];
+    if (m.owners++ == 0) {
+      m.threads_before = std::move(threads_before);
+      m.code = std::move(object.code);
+    }
+  }
+  return std::shared_ptr<LibraryOwner>(new LibraryOwner{std::move(library), {}, object.base},
+                                       &release_owner);
+}
+
+void registration_ran(const LibraryOwner& owner, const std::set<pid_t>& threads_now) {
+  Mappings& all = mappings();
+  std::lock_guard lock(all.mutex);
+  auto it = all.by_base.find(owner.mapping_base);
+  if (it == all.by_base.end() || it->second.registered) return;
+  Mapping& m = it->second;
+  for (pid_t tid : threads_now) {
+    if (!m.threads_before.count(tid)) m.started_in_registration.insert(tid);
+  }
+  m.registered = true;
+}
+
+}  // namespace opd
