@@ -53,11 +53,27 @@ std::string structured_kernel(const StructuredGroup& g, const NativeFunction& v,
   const std::string written = &v == g.out  ? cpp_name(s.arguments().back().name())
                               : functional ? std::string()
                                            : cpp_name(s.arguments()[0].name());
-  std::string body = fmt::format("  common::TensorIterator iter = meta::{}({});\n", g.meta_name,
-                                 after(functional ? "Tensor()" : written, inputs));
-  if (!impl.empty()) body += fmt::format("  native::{}({});\n", impl, after("iter", inputs));
-  body += functional ? "  return std::move(iter).output();\n"
-                     : fmt::format("  {0}.bump_version();\n  return {0};\n", written);
+  const std::string meta_out = functional ? "Tensor()" : written;
+  std::string body;
+  if (g.iterator) {
+    body = fmt::format("  common::TensorIterator iter = meta::{}({});\n", g.meta_name,
+                       after(meta_out, inputs));
+    if (!impl.empty()) body += fmt::format("  native::{}({});\n", impl, after("iter", inputs));
+    body += functional ? "  return std::move(iter).output();\n"
+                       : fmt::format("  {0}.bump_version();\n  return {0};\n", written);
+  } else {
+    body = fmt::format("  Tensor result = meta::{}({});\n", g.meta_name, after(meta_out, inputs));
+    if (!impl.empty()) {
+      body += fmt::format("  native::{}({});\n", impl,
+                          inputs.empty() ? std::string("result") : inputs + ", result");
+    }
+    body += functional ? "  return result;\n"
+                       : fmt::format(
+                             "  if (result.is_same({0})) {{\n    {0}.bump_version();\n"
+                             "  }} else {{\n    {0}.copy_(result);  // a proxy output; "
+                             "copy_ bumps the version\n  }}\n  return {0};\n",
+                             written);
+  }
   return fmt::format("{} structured_{}({}) {{\n{}}}\n", cpp_return_type(s), unique_name(s),
                      param_list(cpp_params(s), false), body);
 }
@@ -72,22 +88,29 @@ bool has_own_kernel(const NativeFunction& f, const std::string& key) {
 void add_structured(const StructuredGroup& g, std::map<std::string, KeyCode>& by_key,
                     std::string& meta_decls, const EmitOptions& o) {
   const std::vector<Param> inputs = inputs_of(g);
-  // The meta function takes `out` first: the output given to the iterator, or undefined.
-  meta_decls +=
-      source_comment(*g.out, o) +
-      fmt::format("common::TensorIterator {}({});\n", g.meta_name,
-                  after("const Tensor& " + cpp_name(g.out->schema.arguments().back().name()),
-                        param_list(inputs, false)));
+  const std::string out = "const Tensor& " + cpp_name(g.out->schema.arguments().back().name());
+  // The meta function takes `out` first: the output given, or undefined.
+  meta_decls += source_comment(*g.out, o) +
+                fmt::format("{} {}({});\n", g.iterator ? "common::TensorIterator" : "Tensor",
+                            g.meta_name, after(out, param_list(inputs, false)));
   std::vector<std::pair<std::string, std::string>> keys = g.out->dispatch;
   keys.emplace_back("Meta", "");  // no impl: the meta function is the whole kernel
   for (const auto& [key, impl] : keys) {
     KeyCode& code = by_key[key];
     code.structured = true;
-    if (!impl.empty()) {
+    if (!impl.empty() && g.iterator) {
       code.decls +=
           source_comment(*g.out, o) +
           fmt::format("// (structured: computes into iter's output)\nvoid {}({});\n", impl,
                       after("const common::TensorIterator& iter", param_list(inputs, false)));
+    } else if (!impl.empty()) {
+      const std::string params = param_list(inputs, false);
+      code.decls +=
+          source_comment(*g.out, o) + fmt::format(
+                                          "// (structured: writes {}, contiguous, made by the meta "
+                                          "function)\nvoid {}({});\n",
+                                          cpp_name(g.out->schema.arguments().back().name()), impl,
+                                          params.empty() ? out : params + ", " + out);
     }
     std::vector<const NativeFunction*> variants = {g.out};
     variants.insert(variants.end(), g.delegates.begin(), g.delegates.end());
@@ -129,7 +152,7 @@ void emit_native(const std::vector<NativeFunction>& fs, const EmitOptions& o) {
       banner +
           "// The meta functions of the structured operators (Note [Structured kernels] in\n"
           "// tools/gen/structured.h), defined in plugins/common: each checks the arguments and\n"
-          "// builds the iterator, allocating the output when `out` is undefined.\n" +
+          "// builds the iterator, or makes the output, allocating it when `out` is undefined.\n" +
           includes + iterator_decl + "namespace opd::meta {\n\n" + meta_decls +
           "\n}  // namespace opd::meta\n");
   for (const auto& [key, code] : by_key) {

@@ -18,8 +18,14 @@ namespace {
 
 // The fields this generator reads; with `strict`, the only ones allowed. PyTorch's file has
 // more (python_module, autogen, ...): they are counted, not used.
-const std::set<std::string> kKnownFields = {
-    "func", "variants", "dispatch", "device_check", "tags", "structured", "structured_delegate"};
+const std::set<std::string> kKnownFields = {"func",
+                                            "variants",
+                                            "dispatch",
+                                            "device_check",
+                                            "tags",
+                                            "structured",
+                                            "structured_delegate",
+                                            "structured_inherits"};
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
@@ -67,7 +73,8 @@ NativeFunction load_entry(const YamlFile& file, const YAML::Node& e, bool strict
     if (strict) {
       file.fail(field.name_node,
                 fmt::format("unknown field '{}' (expected one of: func, variants, dispatch, "
-                            "device_check, tags, structured, structured_delegate)",
+                            "device_check, tags, structured, structured_delegate, "
+                            "structured_inherits)",
                             field.name));
     }
     ++report->unknown_fields[field.name];
@@ -99,7 +106,7 @@ NativeFunction load_entry(const YamlFile& file, const YAML::Node& e, bool strict
   // cpp_name.)
   check_identifier(file, func_line, ns_of(schema), "the namespace");
   check_identifier(file, func_line, base_name(schema), "the operator name");
-  NativeFunction f{std::move(schema), func, func_line, true, false, {}, {}, false, {}};
+  NativeFunction f{std::move(schema), func, func_line, true, false, {}, {}, false, {}, {}};
   if (const YamlField* v = find(fields, "variants")) {
     auto variants = split(file.scalar(*v, "'variants'"), ',');
     f.function_variant = f.method_variant = false;
@@ -149,6 +156,14 @@ NativeFunction load_entry(const YamlFile& file, const YAML::Node& e, bool strict
   if (const YamlField* d = find(fields, "structured_delegate")) {
     // Checked against the operators' names by structured_groups, never written as it is.
     f.structured_delegate = file.scalar(*d, "'structured_delegate'");
+  }
+  if (const YamlField* in = find(fields, "structured_inherits")) {
+    f.structured_inherits = file.scalar(*in, "'structured_inherits'");
+    if (f.structured_inherits != "TensorIteratorBase" && f.structured_inherits != "MetaBase") {
+      file.fail(in->line, fmt::format("'structured_inherits' must be TensorIteratorBase or "
+                                      "MetaBase, not '{}'",
+                                      f.structured_inherits));
+    }
   }
   if (const YamlField* t = find(fields, "tags")) {
     if (t->value.IsSequence()) {

@@ -27,6 +27,9 @@ struct NativeFunction {
   // impls): Note [Structured kernels] in structured.h.
   bool structured = false;
   std::string structured_delegate;
+  // `structured_inherits:` of a structured operator, PyTorch's name for what its meta function
+  // is: TensorIteratorBase (builds an iterator; the default here) or MetaBase (makes the output).
+  std::string structured_inherits;
 };
 
 struct LoadReport {

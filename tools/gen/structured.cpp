@@ -41,9 +41,12 @@ void check_structured(const NativeFunction& f, const std::string& path) {
   const FunctionSchema& s = f.schema;
   if (s.name().rfind("aten::", 0) != 0) {
     fail(path, f,
-         "structured kernels are aten's only (their meta functions build a plugins/common "
-         "TensorIterator, which plugin_api does not offer); write the out=, functional and "
-         "in-place kernels");
+         f.structured_inherits == "MetaBase"
+             ? "structured kernels are aten's only (their meta functions are plugins/common's, "
+               "which plugin_api does not offer); write the out=, functional and in-place kernels"
+             : "structured kernels are aten's only (their meta functions build a plugins/common "
+               "TensorIterator, which plugin_api does not offer); write the out=, functional and "
+               "in-place kernels");
   }
   const auto& args = s.arguments();
   const auto outs =
@@ -104,10 +107,15 @@ std::vector<StructuredGroup> structured_groups(const std::vector<NativeFunction>
   std::vector<StructuredGroup> groups;
   std::map<std::string, size_t> by_name;  // impl_name of the out= operator -> group
   for (const NativeFunction& f : fs) {
-    if (!f.structured) continue;
+    if (!f.structured) {
+      if (!f.structured_inherits.empty()) {
+        fail(path, f, "'structured_inherits' is for a 'structured: True' operator");
+      }
+      continue;
+    }
     check_structured(f, path);
     by_name.emplace(impl_name(f.schema), groups.size());
-    groups.push_back({&f, {}, meta_name_of(f.schema)});
+    groups.push_back({&f, {}, meta_name_of(f.schema), f.structured_inherits != "MetaBase"});
   }
   for (const NativeFunction& f : fs) {
     if (f.structured_delegate.empty()) continue;

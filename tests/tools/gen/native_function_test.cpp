@@ -66,7 +66,7 @@ TEST(NativeFunctions, PyTorchsOwnParsesWithUnknownFieldsCounted) {
 TEST(NativeFunctions, ErrorsNameFileAndLine) {
   EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n  dispatchh:\n    CPU: foo\n"),
             "F:2: unknown field 'dispatchh' (expected one of: func, variants, dispatch, "
-            "device_check, tags, structured, structured_delegate)");
+            "device_check, tags, structured, structured_delegate, structured_inherits)");
   EXPECT_EQ(load_error("- func: foo(Tensor x) -> Tensor\n  dispatch:\n    Cpu: foo\n"),
             "F:3: unknown dispatch key 'Cpu'");
   EXPECT_THAT(load_error("- func: foo(Tensor x ->\n"), HasSubstr("F:1: "));

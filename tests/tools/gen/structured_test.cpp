@@ -48,12 +48,22 @@ TEST(Structured, OurGroups) {
   for (const auto& g : groups) {
     metas.push_back(g.meta_name);
     EXPECT_TRUE(g.out->structured);
-    EXPECT_EQ(g.delegates.size(), 2u) << g.meta_name;  // functional and in-place
-    for (const auto* d : g.delegates) {
-      EXPECT_EQ(d->structured_delegate, g.meta_name + ".out");
+    if (g.iterator) {
+      EXPECT_EQ(g.delegates.size(), 2u) << g.meta_name;  // functional and in-place
+      for (const auto* d : g.delegates) {
+        EXPECT_EQ(d->structured_delegate, g.meta_name + ".out");
+      }
+    } else {
+      // The reductions and softmax (MetaBase): a functional variant, no in-place one.
+      ASSERT_EQ(g.delegates.size(), 1u) << g.meta_name;
+      EXPECT_FALSE(opd::gen::is_in_place(*g.delegates[0])) << g.meta_name;
+      EXPECT_EQ(g.delegates[0]->structured_delegate, opd::gen::impl_name(g.out->schema));
     }
   }
-  EXPECT_EQ(metas, (std::vector<std::string>{"add", "sub", "mul", "div"}));
+  EXPECT_EQ(metas,
+            (std::vector<std::string>{"add", "sub", "mul", "div", "sum_IntList", "mean", "amax",
+                                      "amin", "argmax", "_softmax", "_log_softmax",
+                                      "_softmax_backward_data", "_log_softmax_backward_data"}));
 }
 
 TEST(Structured, MetaNamesFollowTheOverload) {
@@ -115,6 +125,33 @@ TEST(Structured, ErrorsNameFileLineAndOperator) {
             "F:5: aten::add.two: a structured_delegate is functional (returns one new Tensor, "
             "writes nothing) or in-place (writes and returns its first argument, and nothing "
             "else)");
+}
+
+TEST(Structured, InheritsIsTensorIteratorBaseOrMetaBaseOnAStructuredOperator) {
+  EXPECT_EQ(load_error("- func: f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)\n"
+                       "  structured: True\n  structured_inherits: TensorIterator\n"
+                       "  dispatch:\n    CPU: f_out\n"),
+            "F:3: 'structured_inherits' must be TensorIteratorBase or MetaBase, not "
+            "'TensorIterator'");
+  EXPECT_EQ(load_error("- func: f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)\n"
+                       "  structured_inherits: MetaBase\n"),
+            "F:1: aten::f.out: 'structured_inherits' is for a 'structured: True' operator");
+  EXPECT_EQ(load_error("- func: acme::f.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)\n"
+                       "  structured: True\n  structured_inherits: MetaBase\n"
+                       "  dispatch:\n    CPU: f_out\n"),
+            "F:1: acme::f.out: structured kernels are aten's only (their meta functions are "
+            "plugins/common's, which plugin_api does not offer); write the out=, functional and "
+            "in-place kernels");
+  TempYaml f(std::string(kOut) + "  structured_inherits: TensorIteratorBase\n" + kFunctional +
+             "- func: sum.IntList_out(Tensor self, int[1]? dim, *, Tensor(a!) out) -> "
+             "Tensor(a!)\n"
+             "  structured: True\n  structured_inherits: MetaBase\n"
+             "  dispatch:\n    CPU: sum_out\n");
+  auto groups = structured_groups(load_strict(f), f.path());
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_TRUE(groups[0].iterator);
+  EXPECT_FALSE(groups[1].iterator);
+  EXPECT_EQ(groups[1].meta_name, "sum_IntList");
 }
 
 class EmitStructured : public ::testing::Test {
@@ -203,6 +240,87 @@ TEST_F(EmitStructured, AnOperatorWithOnlyItsOutArgument) {
                         "  common::TensorIterator iter = meta::one(Tensor());\n"
                         "  native::one_out(iter);\n"
                         "  return std::move(iter).output();\n}\n"));
+}
+
+// MetaBase (a reduction): the meta function returns the output, the impl takes it last, and
+// an out= or in-place kernel copies a proxy output back into the tensor it writes.
+constexpr const char* kSumOut =
+    "- func: sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
+    "dtype=None, Tensor(a!) out) -> Tensor(a!)\n"
+    "  structured: True\n  structured_inherits: MetaBase\n"
+    "  dispatch:\n    CPU, CUDA: sum_out\n";
+constexpr const char* kSumFunctional =
+    "- func: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
+    "dtype=None) -> Tensor\n"
+    "  structured_delegate: sum.IntList_out\n";
+
+TEST_F(EmitStructured, MetaBaseKernelsForEveryBackendAndMeta) {
+  emit(std::string(kSumOut) + kSumFunctional);
+  const std::string params =
+      "const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype";
+  EXPECT_THAT(read("include/opd/native/meta_functions.h"),
+              HasSubstr("Tensor sum_IntList(const Tensor& out, " + params + ");\n"));
+  const std::string header = read("include/opd/native/CPU.h");
+  EXPECT_THAT(header, HasSubstr("// (structured: writes out, contiguous, made by the meta "
+                                "function)\nvoid sum_out(" +
+                                params + ", const Tensor& out);\n"));
+  EXPECT_THAT(header, Not(HasSubstr("sum_dim_IntList")));
+  const std::string cpu = read("src/register_CPU.cpp");
+  EXPECT_THAT(cpu,
+              HasSubstr("Tensor& structured_sum_IntList_out(" + params +
+                        ", Tensor& out) {\n"
+                        "  Tensor result = meta::sum_IntList(out, self, dim, keepdim, dtype);\n"
+                        "  native::sum_out(self, dim, keepdim, dtype, result);\n"
+                        "  if (result.is_same(out)) {\n    out.bump_version();\n  } else {\n"
+                        "    out.copy_(result);  // a proxy output; copy_ bumps the version\n"
+                        "  }\n  return out;\n}\n"));
+  EXPECT_THAT(
+      cpu, HasSubstr("Tensor structured_sum_dim_IntList(" + params +
+                     ") {\n"
+                     "  Tensor result = meta::sum_IntList(Tensor(), self, dim, keepdim, dtype);\n"
+                     "  native::sum_out(self, dim, keepdim, dtype, result);\n"
+                     "  return result;\n}\n"));
+  EXPECT_THAT(cpu, HasSubstr("m.impl(\"sum.IntList_out\", OPD_FN(structured_sum_IntList_out));"));
+  EXPECT_THAT(cpu, HasSubstr("m.impl(\"sum.dim_IntList\", OPD_FN(structured_sum_dim_IntList));"));
+  EXPECT_THAT(read("src/register_CUDA.cpp"), HasSubstr("native::sum_out(self, dim, keepdim, "
+                                                       "dtype, result);\n"));
+  const std::string meta = read("src/register_Meta.cpp");
+  EXPECT_THAT(
+      meta, HasSubstr("  Tensor result = meta::sum_IntList(Tensor(), self, dim, keepdim, dtype);\n"
+                      "  return result;\n"));
+  EXPECT_THAT(meta, Not(HasSubstr("native::sum_out")));
+  EXPECT_THAT(read("include/opd/native/Meta.h"), Not(HasSubstr("sum_out")));
+}
+
+// An in-place variant, an out argument of another name, and no argument but `out`.
+TEST_F(EmitStructured, MetaBaseInPlaceOutNamesAndOnlyTheOutArgument) {
+  emit(
+      "- func: f.out(Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)\n"
+      "  structured: True\n  structured_inherits: MetaBase\n  dispatch:\n    CPU: f_out\n"
+      "- func: f_(Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: f.out\n"
+      "- func: one.out(*, Tensor(a!) out) -> Tensor(a!)\n"
+      "  structured: True\n  structured_inherits: MetaBase\n  dispatch:\n    CPU: one_out\n"
+      "- func: one() -> Tensor\n  structured_delegate: one.out\n");
+  EXPECT_THAT(read("include/opd/native/meta_functions.h"),
+              HasSubstr("Tensor f(const Tensor& grad_input, const Tensor& self);\n"));
+  EXPECT_THAT(read("include/opd/native/meta_functions.h"),
+              HasSubstr("Tensor one(const Tensor& out);\n"));
+  const std::string header = read("include/opd/native/CPU.h");
+  EXPECT_THAT(header, HasSubstr("void f_out(const Tensor& self, const Tensor& grad_input);\n"));
+  EXPECT_THAT(header, HasSubstr("void one_out(const Tensor& out);\n"));
+  const std::string cpu = read("src/register_CPU.cpp");
+  EXPECT_THAT(cpu, HasSubstr("Tensor& structured_f_(Tensor& self) {\n"
+                             "  Tensor result = meta::f(self, self);\n"
+                             "  native::f_out(self, result);\n"
+                             "  if (result.is_same(self)) {\n    self.bump_version();\n  } else {\n"
+                             "    self.copy_(result);  // a proxy output; copy_ bumps the version\n"
+                             "  }\n  return self;\n}\n"));
+  EXPECT_THAT(cpu, HasSubstr("Tensor& structured_f_out(const Tensor& self, Tensor& grad_input) {\n"
+                             "  Tensor result = meta::f(grad_input, self);\n"));
+  EXPECT_THAT(cpu, HasSubstr("Tensor structured_one() {\n"
+                             "  Tensor result = meta::one(Tensor());\n"
+                             "  native::one_out(result);\n"
+                             "  return result;\n}\n"));
 }
 
 }  // namespace
