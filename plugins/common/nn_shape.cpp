@@ -6,7 +6,9 @@
 #include <array>
 
 #include "common/device_check.h"
+#include "common/output.h"
 #include "common/type_promotion.h"
+#include "opd/native/meta_functions.h"
 
 namespace opd::common {
 
@@ -186,3 +188,51 @@ void check_nll_loss_batch(const Tensor& self, const Tensor& target) {
 }
 
 }  // namespace opd::common
+
+// The structured softmax operators' meta functions (opd/native/meta_functions.h).
+namespace opd {
+
+namespace {
+
+Tensor softmax_output(const char* op, const Tensor& out, const Tensor& self, int64_t dim,
+                      bool half_to_float) {
+  // PyTorch's CPU kernels refuse it before anything else (its CUDA kernels implement it); a Meta
+  // tensor cannot know.
+  OPD_CHECK(!half_to_float || !self.is_cpu(),
+            "softmax with half to float conversion is not supported on CPU");
+  ScalarType dtype;
+  common::softmax_meta(op, self, dim, half_to_float, &dtype);
+  return common::structured_output(op, out, self.sizes(), dtype, self.device());
+}
+
+Tensor softmax_backward_output(const char* op, const char* check_name, const Tensor& out,
+                               const Tensor& grad, const Tensor& output, int64_t dim,
+                               ScalarType input_dtype) {
+  ScalarType dtype;
+  common::softmax_backward_meta(op, check_name, grad, output, dim, input_dtype, &dtype);
+  return common::structured_output(op, out, grad.sizes(), dtype, grad.device());
+}
+
+}  // namespace
+
+Tensor meta::_softmax(const Tensor& out, const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmax_output("_softmax", out, self, dim, half_to_float);
+}
+
+Tensor meta::_log_softmax(const Tensor& out, const Tensor& self, int64_t dim, bool half_to_float) {
+  return softmax_output("_log_softmax", out, self, dim, half_to_float);
+}
+
+Tensor meta::_softmax_backward_data(const Tensor& grad_input, const Tensor& grad_output,
+                                    const Tensor& output, int64_t dim, ScalarType input_dtype) {
+  return softmax_backward_output("_softmax_backward_data", "softmax_backward", grad_input,
+                                 grad_output, output, dim, input_dtype);
+}
+
+Tensor meta::_log_softmax_backward_data(const Tensor& out, const Tensor& grad_output,
+                                        const Tensor& output, int64_t dim, ScalarType input_dtype) {
+  return softmax_backward_output("_log_softmax_backward_data", "log_softmax_backward", out,
+                                 grad_output, output, dim, input_dtype);
+}
+
+}  // namespace opd

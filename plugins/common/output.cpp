@@ -47,6 +47,55 @@ bool resize_output(std::string_view op, const Tensor& out, IntArrayRef sizes) {
   return true;
 }
 
+namespace {
+
+// The name of `t` as PyTorch's caffe2::TypeMeta prints it in messages.
+const char* type_meta_name(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool:
+      return "bool";
+    case ScalarType::UInt8:
+      return "unsigned char";
+    case ScalarType::Int8:
+      return "signed char";
+    case ScalarType::Int16:
+      return "short int";
+    case ScalarType::Int32:
+      return "int";
+    case ScalarType::Int64:
+      return "long int";
+    case ScalarType::Float16:
+      return "c10::Half";
+    case ScalarType::BFloat16:
+      return "c10::BFloat16";
+    case ScalarType::Float32:
+      return "float";
+    case ScalarType::Float64:
+      return "double";
+    case ScalarType::ComplexFloat:
+      return "c10::complex<float>";
+    case ScalarType::ComplexDouble:
+      return "c10::complex<double>";
+    case ScalarType::Undefined:
+      break;
+  }
+  return "Undefined";
+}
+
+}  // namespace
+
+Tensor structured_output(std::string_view op, const Tensor& out, IntArrayRef sizes,
+                         ScalarType dtype, Device device) {
+  if (!out.defined()) return empty_output(sizes, dtype, device);
+  OPD_CHECK(out.scalar_type() == dtype, "Expected out tensor to have dtype {}, but got {} instead",
+            type_meta_name(dtype), type_meta_name(out.scalar_type()));
+  OPD_CHECK(out.device() == device, "Expected out tensor to have device {}, but got {} instead",
+            device, out.device());
+  resize_output(op, out, sizes);
+  if (out.is_contiguous() || out.is_meta()) return out;
+  return empty_output(sizes, dtype, device);
+}
+
 bool is_non_overlapping_and_dense(const Tensor& t) {
   if (t.is_contiguous()) return true;
   // Visit the dimensions from the smallest stride up; each must start where the previous ends.

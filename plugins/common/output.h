@@ -39,6 +39,17 @@ void set_output_allocator(DeviceType type, OutputAllocator allocate) noexcept;
 // Returns whether it resized.
 bool resize_output(std::string_view op, const Tensor& out, IntArrayRef sizes);
 
+// The output of a structured operator whose meta function makes it (`structured_inherits:
+// MetaBase`, Note [Structured kernels] in tools/gen/structured.h), as PyTorch's out= kernels
+// set it: a new contiguous tensor of `sizes`, `dtype` on `device` when `out` is undefined; else
+// `out`, which must have `dtype` and `device` (opd::Error "Expected out tensor to have dtype long
+// int, but got float instead", PyTorch's type names; "Expected out tensor to have device cpu,
+// but got meta instead"), resized by resize_output, and returned when it is contiguous (or a
+// Meta tensor, with no data), else a new contiguous tensor that the generated kernel copies into
+// it after the impl (PyTorch's proxy output).
+Tensor structured_output(std::string_view op, const Tensor& out, IntArrayRef sizes,
+                         ScalarType dtype, Device device);
+
 // PyTorch's assert_no_internal_overlap, for a tensor about to be written: refuses one whose
 // elements share memory through a zero stride over a dimension of size > 1 (an expanded tensor),
 // with opd::Error "unsupported operation: more than one element of the written-to tensor refers

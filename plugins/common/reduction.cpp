@@ -4,6 +4,10 @@
 
 #include <string>
 
+#include "common/output.h"
+#include "common/type_promotion.h"
+#include "opd/native/meta_functions.h"
+
 namespace opd::common {
 
 DimMask make_dim_mask(OptionalIntArrayRef dims, int64_t ndim) {
@@ -154,3 +158,62 @@ int64_t input_offset(const ReductionPlan& plan, int64_t index) {
 }
 
 }  // namespace opd::common
+
+// The structured reductions' meta functions (opd/native/meta_functions.h): PyTorch's, whose
+// out= takes its dtype from `out` when no dtype is given.
+namespace opd {
+
+namespace {
+
+Tensor output_of(std::string_view op, const Tensor& out, const Tensor& self,
+                 const common::ReductionMeta& m) {
+  return common::structured_output(op, out, m.sizes, m.dtype, self.device());
+}
+
+}  // namespace
+
+Tensor meta::sum_IntList(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim,
+                         bool keepdim, std::optional<ScalarType> dtype) {
+  if (!dtype && out.defined()) dtype = out.scalar_type();
+  return output_of("sum", out, self, common::sum_meta(self, dim, keepdim, dtype));
+}
+
+Tensor meta::mean(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<ScalarType> dtype) {
+  common::ReductionMeta m = common::mean_meta(self, dim, keepdim, dtype);
+  if (!dtype && out.defined()) {
+    OPD_CHECK(common::can_cast(m.dtype, out.scalar_type()),
+              "result type {} can't be cast to the desired output type {}", m.dtype,
+              out.scalar_type());
+    m.dtype = out.scalar_type();
+  }
+  return output_of("mean", out, self, m);
+}
+
+namespace {
+
+Tensor amax_amin(std::string_view op, const Tensor& out, const Tensor& self, IntArrayRef dim,
+                 bool keepdim) {
+  OPD_CHECK(!out.defined() || out.scalar_type() == self.scalar_type(),
+            "Expected the dtype for input and out to match, but got {} for input's dtype and {} "
+            "for out's dtype.",
+            self.scalar_type(), out.scalar_type());
+  return output_of(op, out, self, common::amax_meta(op, self, dim, keepdim));
+}
+
+}  // namespace
+
+Tensor meta::amax(const Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return amax_amin("amax", out, self, dim, keepdim);
+}
+
+Tensor meta::amin(const Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return amax_amin("amin", out, self, dim, keepdim);
+}
+
+Tensor meta::argmax(const Tensor& out, const Tensor& self, std::optional<int64_t> dim,
+                    bool keepdim) {
+  return output_of("argmax", out, self, common::argmax_meta(self, dim, keepdim));
+}
+
+}  // namespace opd

@@ -73,6 +73,16 @@ ReductionMeta argmax_meta(const Tensor& self, std::optional<int64_t> dim, bool k
 // reduction dim -1 or 0 for scalar but got 2"); Error "max(): does not support complex input".
 ReductionMeta max_dim_meta(const Tensor& self, int64_t dim, bool keepdim);
 
+// sum(self, dtype) and mean(self, dtype), the reductions over every dim, on a backend: the meta
+// function of the structured sum.IntList_out or mean.out (opd::meta::sum_IntList, opd::meta::mean),
+// then the backend's impl of it, over no dims.
+template <class Meta, class Impl>
+Tensor reduce_all(Meta meta, Impl impl, const Tensor& self, std::optional<ScalarType> dtype) {
+  Tensor out = meta(Tensor(), self, std::nullopt, false, dtype);
+  impl(self, std::nullopt, false, dtype, out);
+  return out;
+}
+
 // The geometry of one reduction; see Note [Reduction geometry]. Strides count elements.
 struct ReductionPlan {
   int64_t num_outputs = 1;    // product of the kept sizes (0 when one is 0)

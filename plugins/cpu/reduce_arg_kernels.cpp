@@ -1,4 +1,5 @@
-// CPU kernels of argmax and max.dim; the loop is cpu/reduce_loop.h's.
+// CPU impl of the structured argmax.out, and the kernel of max.dim; the loop is
+// cpu/reduce_loop.h's.
 
 #include <optional>
 #include <tuple>
@@ -43,14 +44,12 @@ struct ArgMaxReducer {
 
 }  // namespace
 
-Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  const ReductionMeta m = common::argmax_meta(self, dim, keepdim);
-  Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
+void argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
+  const common::DimMask mask = common::argmax_meta(self, dim, keepdim).mask;
   common::visit_dtype<false>(self.scalar_type(), "argmax", [&](auto t) {
     using T = decltype(t);
-    run_reduction<T>(self, m.mask, ArgMaxReducer<T>{nullptr, out.data_ptr<int64_t>()});
+    run_reduction<T>(self, mask, ArgMaxReducer<T>{nullptr, out.data_ptr<int64_t>()});
   });
-  return out;
 }
 
 std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {

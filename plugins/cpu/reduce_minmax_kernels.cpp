@@ -1,11 +1,10 @@
-// CPU kernels of amax and amin; the loop is cpu/reduce_loop.h's.
+// CPU impls of the structured amax.out and amin.out; the loop is cpu/reduce_loop.h's.
 
 #include <limits>
 #include <type_traits>
 
 #include "common/reduction.h"
 #include "common/type_dispatch.h"
-#include "cpu/allocator.h"
 #include "cpu/reduce_loop.h"
 #include "opd/native/CPU.h"
 
@@ -40,28 +39,23 @@ struct MinMaxReducer {
   void write(int64_t o, const acc_t& a) const { out[o] = a; }
 };
 
-Tensor minmax_impl(const char* op, bool is_max, const Tensor& self, IntArrayRef dim, bool keepdim) {
-  const ReductionMeta m = common::amax_meta(op, self, dim, keepdim);
-  Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
+template <bool kMax>
+void minmax_into(const char* op, const Tensor& self, IntArrayRef dim, const Tensor& out) {
+  const common::DimMask mask = common::make_dim_mask(dim, self.dim());
   common::visit_dtype<false>(self.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
-    T* o = static_cast<T*>(out.data_ptr());
-    if (is_max)
-      run_reduction<T>(self, m.mask, MinMaxReducer<T, true>{o});
-    else
-      run_reduction<T>(self, m.mask, MinMaxReducer<T, false>{o});
+    run_reduction<T>(self, mask, MinMaxReducer<T, kMax>{static_cast<T*>(out.data_ptr())});
   });
-  return out;
 }
 
 }  // namespace
 
-Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return minmax_impl("amax", true, self, dim, keepdim);
+void amax_out(const Tensor& self, IntArrayRef dim, bool, const Tensor& out) {
+  minmax_into<true>("amax", self, dim, out);
 }
 
-Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return minmax_impl("amin", false, self, dim, keepdim);
+void amin_out(const Tensor& self, IntArrayRef dim, bool, const Tensor& out) {
+  minmax_into<false>("amin", self, dim, out);
 }
 
 }  // namespace opd::native

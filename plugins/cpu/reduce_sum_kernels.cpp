@@ -1,5 +1,5 @@
-// CPU kernels of sum and mean (mean divides by the element count); the loop is
-// cpu/reduce_loop.h's.
+// CPU impls of the structured sum.IntList_out and mean.out (mean divides by the element count),
+// and sum and mean over every dim through them; the loop is cpu/reduce_loop.h's.
 
 #include <optional>
 #include <type_traits>
@@ -9,6 +9,7 @@
 #include "cpu/allocator.h"
 #include "cpu/reduce_loop.h"
 #include "opd/native/CPU.h"
+#include "opd/native/meta_functions.h"
 
 namespace opd::native {
 
@@ -63,55 +64,52 @@ Tensor converted(const Tensor& self, ScalarType dtype, const char* op) {
   return out;
 }
 
+// sum and mean of `self` over `dim` into `out` (contiguous, of the result's dtype; the meta
+// function made it). An input of another dtype is converted first, as PyTorch's TensorIterator
+// does, except integers widening to Long, which the accumulator does by itself.
 template <bool kMean>
-Tensor sum_impl(const char* op, const Tensor& self, const ReductionMeta& m,
-                std::optional<ScalarType> dtype) {
-  Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
-  // An explicit dtype converts the elements first; without one only integers widen to Long,
-  // which the accumulator does by itself.
-  const Tensor in = dtype && *dtype != self.scalar_type() ? converted(self, *dtype, op) : self;
+void sum_into(const char* op, const Tensor& self, OptionalIntArrayRef dim, const Tensor& out) {
+  const common::DimMask mask = common::make_dim_mask(dim, self.dim());
+  const ScalarType dtype = out.scalar_type();
+  const bool widens = is_integral(self.scalar_type(), /*include_bool=*/true) && dtype == kLong;
+  const Tensor in = self.scalar_type() != dtype && !widens ? converted(self, dtype, op) : self;
   int64_t count = 1;
   for (int64_t d = 0; d < self.dim(); ++d)
-    if (m.mask.test(d)) count *= self.size(d);
+    if (mask.test(d)) count *= self.size(d);
   common::visit_dtype<true>(in.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
-    common::visit_dtype<true>(m.dtype, op, [&](auto o) {
+    common::visit_dtype<true>(dtype, op, [&](auto o) {
       using Out = decltype(o);
       // Only T == Out, or an integer T widening to Out = int64_t, reach here.
       if constexpr (std::is_same_v<T, Out> ||
                     (std::is_integral_v<T> && std::is_same_v<Out, int64_t>)) {
         SumReducer<T, Out, kMean> r{static_cast<Out*>(out.data_ptr()), count};
-        run_reduction<T>(in, m.mask, r);
+        run_reduction<T>(in, mask, r);
       } else {
-        OPD_INTERNAL_ASSERT(false, "{}: unexpected dtypes {} -> {}", op, in.scalar_type(), m.dtype);
+        OPD_INTERNAL_ASSERT(false, "{}: unexpected dtypes {} -> {}", op, in.scalar_type(), dtype);
       }
     });
   });
-  return out;
 }
 
 }  // namespace
 
-Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
-  const ReductionMeta m = common::sum_meta(self, std::nullopt, false, dtype);
-  return sum_impl<false>("sum", self, m, dtype);
+void sum_out(const Tensor& self, OptionalIntArrayRef dim, bool, std::optional<ScalarType>,
+             const Tensor& out) {
+  sum_into<false>("sum", self, dim, out);
 }
 
-Tensor sum_dim_IntList(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
-                       std::optional<ScalarType> dtype) {
-  const ReductionMeta m = common::sum_meta(self, dim, keepdim, dtype);
-  return sum_impl<false>("sum", self, m, dtype);
+void mean_out(const Tensor& self, OptionalIntArrayRef dim, bool, std::optional<ScalarType>,
+              const Tensor& out) {
+  sum_into<true>("mean", self, dim, out);
+}
+
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
+  return common::reduce_all(meta::sum_IntList, sum_out, self, dtype);
 }
 
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
-  const ReductionMeta m = common::mean_meta(self, std::nullopt, false, dtype);
-  return sum_impl<true>("mean", self, m, dtype);
-}
-
-Tensor mean_dim(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
-                std::optional<ScalarType> dtype) {
-  const ReductionMeta m = common::mean_meta(self, dim, keepdim, dtype);
-  return sum_impl<true>("mean", self, m, dtype);
+  return common::reduce_all(meta::mean, mean_out, self, dtype);
 }
 
 }  // namespace opd::native

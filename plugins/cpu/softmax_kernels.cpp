@@ -1,7 +1,7 @@
-// CPU kernels of _softmax, _log_softmax and their backward. Shapes, dtypes and errors come from
-// common/nn_shape.h (shared with Meta). Softmax subtracts each lane's maximum before exp, so
-// large inputs do not overflow; Half and BFloat16 compute in float (and half_to_float writes
-// that float).
+// CPU impls of the structured _softmax.out, _log_softmax.out and their backward's. Shapes, dtypes
+// and errors come from their meta functions (common/nn_shape.h, shared with Meta). Softmax
+// subtracts each lane's maximum before exp, so large inputs do not overflow; Half and BFloat16
+// compute in float.
 //
 // A lane is the D elements along `dim` that one softmax normalises. Lanes are numbered
 // row-major over the other dims, which is also how the contiguous result lays them out: lane o
@@ -14,10 +14,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "common/nn_shape.h"
 #include "common/reduction.h"
 #include "common/type_dispatch.h"
-#include "cpu/allocator.h"
 #include "cpu/parallel.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
@@ -79,7 +77,7 @@ void for_each_lane_group(const std::array<Tensor, N>& operands, int64_t dim, F&&
   });
 }
 
-// Reads T, writes O (float for half_to_float, else T).
+// Reads T, writes O (T itself: the CPU refuses half_to_float).
 template <class T, class O, bool kLog>
 void softmax_forward(const Tensor& self, const Tensor& out, int64_t dim) {
   using C = compute_t<T>;
@@ -145,60 +143,50 @@ void softmax_backward(const Tensor& grad, const Tensor& output, const Tensor& ou
   });
 }
 
+// The meta function refused half_to_float on the CPU (PyTorch's CPU kernels do; its CUDA kernels
+// implement it), so `out` has self's dtype.
 template <bool kLog>
-Tensor softmax_impl(const char* op, const Tensor& self, int64_t dim, bool half_to_float) {
-  // PyTorch's CPU kernels refuse it outright (its CUDA kernels implement it); Meta cannot know.
-  OPD_CHECK(!half_to_float, "softmax with half to float conversion is not supported on CPU");
-  ScalarType dtype;
-  const int64_t d = common::softmax_meta(op, self, dim, half_to_float, &dtype);
-  Tensor out = cpu::empty_cpu(self.sizes(), dtype);
+void softmax_into(const char* op, const Tensor& self, int64_t dim, const Tensor& out) {
+  OPD_INTERNAL_ASSERT(out.scalar_type() == self.scalar_type(), "{}: half_to_float on the CPU", op);
+  const int64_t d = maybe_wrap_dim(dim, self.dim());
   common::visit_floating_dtype(self.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
-    if (half_to_float)
-      softmax_forward<T, float, kLog>(self, out, d);
-    else
-      softmax_forward<T, T, kLog>(self, out, d);
+    softmax_forward<T, T, kLog>(self, out, d);
   });
-  return out;
 }
 
+// `out` is Half for the backward of a half_to_float softmax (a Float grad), else grad's dtype.
 template <bool kLog>
-Tensor softmax_backward_impl(const char* op, const char* check_name, const Tensor& grad,
-                             const Tensor& output, int64_t dim, ScalarType input_dtype) {
-  ScalarType dtype;
-  const int64_t d =
-      common::softmax_backward_meta(op, check_name, grad, output, dim, input_dtype, &dtype);
-  Tensor out = cpu::empty_cpu(grad.sizes(), dtype);
+void softmax_backward_into(const char* op, const Tensor& grad, const Tensor& output, int64_t dim,
+                           const Tensor& out) {
+  const int64_t d = maybe_wrap_dim(dim, grad.dim());
   common::visit_floating_dtype(grad.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
-    if (dtype != grad.scalar_type())
+    if (out.scalar_type() != grad.scalar_type())
       softmax_backward<T, Half, kLog>(grad, output, out, d);
     else
       softmax_backward<T, T, kLog>(grad, output, out, d);
   });
-  return out;
 }
 
 }  // namespace
 
-Tensor _softmax(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_impl<false>("_softmax", self, dim, half_to_float);
+void softmax_cpu_out(const Tensor& self, int64_t dim, bool, const Tensor& out) {
+  softmax_into<false>("_softmax", self, dim, out);
 }
 
-Tensor _log_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
-  return softmax_impl<true>("_log_softmax", self, dim, half_to_float);
+void log_softmax_cpu_out(const Tensor& self, int64_t dim, bool, const Tensor& out) {
+  softmax_into<true>("_log_softmax", self, dim, out);
 }
 
-Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim,
-                              ScalarType input_dtype) {
-  return softmax_backward_impl<false>("_softmax_backward_data", "softmax_backward", grad_output,
-                                      output, dim, input_dtype);
+void softmax_backward_cpu_out(const Tensor& grad_output, const Tensor& output, int64_t dim,
+                              ScalarType, const Tensor& grad_input) {
+  softmax_backward_into<false>("_softmax_backward_data", grad_output, output, dim, grad_input);
 }
 
-Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim,
-                                  ScalarType input_dtype) {
-  return softmax_backward_impl<true>("_log_softmax_backward_data", "log_softmax_backward",
-                                     grad_output, output, dim, input_dtype);
+void log_softmax_backward_cpu_out(const Tensor& grad_output, const Tensor& output, int64_t dim,
+                                  ScalarType, const Tensor& out) {
+  softmax_backward_into<true>("_log_softmax_backward_data", grad_output, output, dim, out);
 }
 
 }  // namespace opd::native

@@ -1,5 +1,6 @@
-// CUDA kernels of the reductions: sum, mean, amax, amin, argmax, max.dim. Their metadata (dims,
-// shapes, dtypes, errors) comes from common/reduction.h, as the CPU's and Meta's does; this file
+// CUDA impls of the structured reductions (sum, mean, amax, amin, argmax) and the kernels of sum
+// and mean over every dim and max.dim. Their metadata (dims, shapes, dtypes, errors) comes from
+// common/reduction.h, as the CPU's and Meta's does; this file
 // lays the input out as the device code takes it (kernels/reduce_args.h) and launches it.
 // Accumulation follows PyTorch's CUDA kernels (float for Float, Half and BFloat16, double for
 // Double, int64 for integers and Bool); the CPU accumulates floats in double, so float results
@@ -18,6 +19,7 @@
 #include "cuda/kernels/reduce_args.h"
 #include "opd/error.h"
 #include "opd/native/CUDA.h"
+#include "opd/native/meta_functions.h"
 
 namespace opd::native {
 
@@ -99,78 +101,70 @@ void launch(kern::ReduceOp op, const Rows& rows, ScalarType in_dtype, void* out,
   cuda::check_launch(kern::launch_reduce(a, cuda::current_stream(index)), name);
 }
 
-// sum and mean (kMean). An explicit dtype converts the elements first, as on CPU; without one
-// only integers widen to Long, which the accumulator does by itself.
+// sum and mean (kMean) into `out` (contiguous, of the result's dtype; the meta function made it).
+// An input of another dtype is converted first, as on CPU, except integers widening to Long,
+// which the accumulator does by itself.
 template <bool kMean>
-Tensor sum_impl(const char* op, const Tensor& self, const ReductionMeta& m,
-                std::optional<ScalarType> dtype) {
-  const ScalarType in_dtype = dtype ? *dtype : self.scalar_type();
+void sum_into(const char* op, const Tensor& self, OptionalIntArrayRef dim, const Tensor& out) {
+  const ScalarType dtype = out.scalar_type();
   cuda::kernel_dtype(self.scalar_type(), op, /*with_complex=*/true);
-  cuda::kernel_dtype(m.dtype, op, /*with_complex=*/true);
-  OPD_INTERNAL_ASSERT(in_dtype == m.dtype || (is_integral(in_dtype, true) && m.dtype == kLong),
-                      "{}: unexpected dtypes {} -> {}", op, in_dtype, m.dtype);
+  cuda::kernel_dtype(dtype, op, /*with_complex=*/true);
+  if (out.numel() == 0) return;
+  const bool widens = is_integral(self.scalar_type(), /*include_bool=*/true) && dtype == kLong;
+  const bool convert = self.scalar_type() != dtype && !widens;
   DeviceGuard guard(self.device());
-  Tensor out = cuda::empty_cuda(m.sizes, m.dtype, guard.index());
-  if (out.numel() == 0) return out;
-  const bool convert = dtype && *dtype != self.scalar_type();
-  const Rows rows = as_rows(self, m.mask, convert ? dtype : std::nullopt);
-  launch(kMean ? kern::ReduceOp::Mean : kern::ReduceOp::Sum, rows, in_dtype, out.data_ptr(),
-         m.dtype, nullptr, guard.index(), op);
-  return out;
+  const Rows rows = as_rows(self, common::make_dim_mask(dim, self.dim()),
+                            convert ? std::optional<ScalarType>(dtype) : std::nullopt);
+  launch(kMean ? kern::ReduceOp::Mean : kern::ReduceOp::Sum, rows,
+         convert ? dtype : self.scalar_type(), out.data_ptr(), dtype, nullptr, guard.index(), op);
 }
 
-Tensor minmax_impl(const char* op, bool is_max, const Tensor& self, IntArrayRef dim, bool keepdim) {
-  const ReductionMeta m = common::amax_meta(op, self, dim, keepdim);
+void minmax_into(const char* op, bool is_max, const Tensor& self, IntArrayRef dim,
+                 const Tensor& out) {
   cuda::kernel_dtype(self.scalar_type(), op);
+  if (out.numel() == 0) return;
   DeviceGuard guard(self.device());
-  Tensor out = cuda::empty_cuda(m.sizes, m.dtype, guard.index());
-  if (out.numel() == 0) return out;
-  launch(is_max ? kern::ReduceOp::Max : kern::ReduceOp::Min, as_rows(self, m.mask, std::nullopt),
-         self.scalar_type(), out.data_ptr(), m.dtype, nullptr, guard.index(), op);
-  return out;
+  launch(is_max ? kern::ReduceOp::Max : kern::ReduceOp::Min,
+         as_rows(self, common::make_dim_mask(dim, self.dim()), std::nullopt), self.scalar_type(),
+         out.data_ptr(), out.scalar_type(), nullptr, guard.index(), op);
 }
 
 }  // namespace
 
-Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
-  const ReductionMeta m = common::sum_meta(self, std::nullopt, false, dtype);
-  return sum_impl<false>("sum", self, m, dtype);
+void sum_out(const Tensor& self, OptionalIntArrayRef dim, bool, std::optional<ScalarType>,
+             const Tensor& out) {
+  sum_into<false>("sum", self, dim, out);
 }
 
-Tensor sum_dim_IntList(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
-                       std::optional<ScalarType> dtype) {
-  const ReductionMeta m = common::sum_meta(self, dim, keepdim, dtype);
-  return sum_impl<false>("sum", self, m, dtype);
+void mean_out(const Tensor& self, OptionalIntArrayRef dim, bool, std::optional<ScalarType>,
+              const Tensor& out) {
+  sum_into<true>("mean", self, dim, out);
+}
+
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
+  return common::reduce_all(meta::sum_IntList, sum_out, self, dtype);
 }
 
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
-  const ReductionMeta m = common::mean_meta(self, std::nullopt, false, dtype);
-  return sum_impl<true>("mean", self, m, dtype);
+  return common::reduce_all(meta::mean, mean_out, self, dtype);
 }
 
-Tensor mean_dim(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
-                std::optional<ScalarType> dtype) {
-  const ReductionMeta m = common::mean_meta(self, dim, keepdim, dtype);
-  return sum_impl<true>("mean", self, m, dtype);
+void amax_out(const Tensor& self, IntArrayRef dim, bool, const Tensor& out) {
+  minmax_into("amax", true, self, dim, out);
 }
 
-Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return minmax_impl("amax", true, self, dim, keepdim);
+void amin_out(const Tensor& self, IntArrayRef dim, bool, const Tensor& out) {
+  minmax_into("amin", false, self, dim, out);
 }
 
-Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return minmax_impl("amin", false, self, dim, keepdim);
-}
-
-Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  const ReductionMeta m = common::argmax_meta(self, dim, keepdim);
+void argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
   cuda::kernel_dtype(self.scalar_type(), "argmax");
+  if (out.numel() == 0) return;
   DeviceGuard guard(self.device());
-  Tensor out = cuda::empty_cuda(m.sizes, m.dtype, guard.index());
-  if (out.numel() == 0) return out;
-  launch(kern::ReduceOp::ArgMax, as_rows(self, m.mask, std::nullopt), self.scalar_type(), nullptr,
-         self.scalar_type(), out.data_ptr<int64_t>(), guard.index(), "argmax");
-  return out;
+  launch(kern::ReduceOp::ArgMax,
+         as_rows(self, common::argmax_meta(self, dim, keepdim).mask, std::nullopt),
+         self.scalar_type(), nullptr, self.scalar_type(), out.data_ptr<int64_t>(), guard.index(),
+         "argmax");
 }
 
 std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {

@@ -180,6 +180,58 @@ def test_in_place_and_out_results_are_the_argument_object():
     assert x is before
 
 
+@pytest.mark.parametrize("name", [
+    "sum.IntList_out", "mean.out", "amax.out", "amin.out", "argmax.out", "_softmax.out",
+    "_log_softmax.out", "_softmax_backward_data.out", "_log_softmax_backward_data.out",
+])
+def test_reduction_and_softmax_out_schemas_are_pytorchs(name):
+    base, overload = name.split(".")
+    ours = getattr(getattr(ops.aten, base), overload)._schema
+    assert str(ours) == str(getattr(getattr(torch.ops.aten, base), overload)._schema)
+
+
+def test_reduction_and_softmax_out_overloads_behave_as_torch():
+    data = [[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]]
+    x, tx = opd.tensor(data), torch.tensor(data)
+    cases = [
+        ("sum", (1,), {}, "float32"),
+        ("sum", ([0, 1],), {"keepdim": True}, "float32"),
+        ("sum", (1,), {}, "int64"),  # no dtype: out's (the input is converted first)
+        ("sum", (0,), {"dtype": "float64"}, "float64"),
+        ("mean", (1,), {}, "float32"),
+        ("mean", (0,), {}, "float64"),
+        ("amax", (1,), {}, "float32"),
+        ("amin", (0,), {"keepdim": True}, "float32"),
+        ("argmax", (1,), {}, "int64"),
+        ("argmax", (), {}, "int64"),
+    ]
+    for name, args, kwargs, out_dtype in cases:
+        kw = {k: getattr(opd, v) if k == "dtype" else v for k, v in kwargs.items()}
+        tkw = {k: getattr(torch, v) if k == "dtype" else v for k, v in kwargs.items()}
+        out = opd.empty(0, dtype=getattr(opd, out_dtype))
+        tout = torch.empty(0, dtype=getattr(torch, out_dtype))
+        assert getattr(opd, name)(x, *args, out=out, **kw) is out, name
+        getattr(torch, name)(tx, *args, out=tout, **tkw)
+        assert out.reshape(-1).tolist() == pytest.approx(tout.reshape(-1).tolist()), name
+        assert tuple(out.shape) == tuple(tout.shape), (name, args, kwargs)
+    out = opd.empty(2, 3)
+    assert ops.aten._softmax.out(x, 1, False, out=out) is out
+    expected = torch.ops.aten._softmax(tx, 1, False)
+    assert out.reshape(-1).tolist() == pytest.approx(expected.reshape(-1).tolist())
+    for call, tcall in [
+        (lambda: opd.argmax(x, 1, out=opd.empty(2)),
+         lambda: torch.argmax(tx, 1, out=torch.empty(2))),
+        (lambda: opd.amax(x, 1, out=opd.empty(2, dtype=opd.int64)),
+         lambda: torch.amax(tx, 1, out=torch.empty(2, dtype=torch.int64))),
+        (lambda: opd.sum(x, 1, dtype=opd.float64, out=opd.empty(2)),
+         lambda: torch.sum(tx, 1, dtype=torch.float64, out=torch.empty(2))),
+    ]:
+        with pytest.raises(RuntimeError) as theirs:
+            tcall()
+        with pytest.raises(RuntimeError, match="^" + re.escape(str(theirs.value)) + "$"):
+            call()
+
+
 def test_named_returns_are_a_return_types_named_tuple():
     x = opd.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
     r = ops.aten.max.dim(x, 1)

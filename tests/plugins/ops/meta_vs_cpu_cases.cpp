@@ -66,6 +66,18 @@ Arg sizes_arg(Gen& g) {
 Arg alpha(Gen& g) { return g.chance(0.6) ? g.value(IValue(int64_t{1})) : g.scalar(); }
 Arg maybe(Gen& g, Arg a, double p_none = 0.4) { return g.chance(p_none) ? g.none() : std::move(a); }
 
+// The out= form of an operator whose functional form's cases `functional` draws: the same
+// arguments and an out tensor (`name`), mostly empty (resized), now and then of another shape,
+// of the result's dtype or another.
+CaseFn with_out(CaseFn functional, const char* name, std::vector<ScalarType> dtypes) {
+  return [functional, name, dtypes](Gen& g) {
+    Case c = functional(g);
+    c.named[name] =
+        g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), g.chance(0.3) ? g.dtype() : g.pick(dtypes));
+    return c;
+  };
+}
+
 // Two tensors whose shapes broadcast (mostly), of random dtypes.
 std::pair<Arg, Arg> tensor_pair(Gen& g, bool floating = false) {
   auto [a, b] = g.broadcast_pair();
@@ -285,6 +297,11 @@ void add_reductions(std::map<std::string, CaseFn>& m) {
     return Case{
         {g.tensor(s, g.dtype()), maybe(g, g.dim(rank_of(s))), g.value(IValue(g.chance(0.5)))}, {}};
   };
+  m["sum.IntList_out"] = with_out(m.at("sum.dim_IntList"), "out", {kFloat, kLong, kDouble});
+  m["mean.out"] = with_out(m.at("mean.dim"), "out", {kFloat, kDouble});
+  m["amax.out"] = with_out(m.at("amax"), "out", {kFloat, kLong});
+  m["amin.out"] = with_out(m.at("amin"), "out", {kFloat, kLong});
+  m["argmax.out"] = with_out(m.at("argmax"), "out", {kLong});
   m["max.dim"] = [](Gen& g) {
     Shape s = g.shape();
     return Case{{g.tensor(s, g.dtype()), g.dim(rank_of(s)), g.value(IValue(g.chance(0.5)))}, {}};
@@ -443,6 +460,8 @@ void add_nn(std::map<std::string, CaseFn>& m) {
       return Case{{g.tensor(s, g.float_dtype()), g.dim(rank_of(s)), g.value(IValue(false))}, {}};
     };
   }
+  m["_softmax.out"] = with_out(m.at("_softmax"), "out", {kFloat, kDouble});
+  m["_log_softmax.out"] = with_out(m.at("_log_softmax"), "out", {kFloat, kDouble});
   for (const char* name : {"softmax.int", "log_softmax.int"}) {
     m[name] = [](Gen& g) {
       Shape s = g.shape();
@@ -510,6 +529,10 @@ void add_nn(std::map<std::string, CaseFn>& m) {
                   {}};
     };
   }
+  m["_softmax_backward_data.out"] =
+      with_out(m.at("_softmax_backward_data"), "grad_input", {kFloat, kDouble});
+  m["_log_softmax_backward_data.out"] =
+      with_out(m.at("_log_softmax_backward_data"), "out", {kFloat, kDouble});
 }
 
 void add_autograd(std::map<std::string, CaseFn>& m) {

@@ -169,6 +169,29 @@ TEST_P(NnOps, SoftmaxErrors) {
   }
 }
 
+// The out= forms (structured: _softmax.out, _log_softmax.out and their backward's) write what the
+// functional forms return, into a contiguous or a transposed out.
+TEST_P(NnOps, SoftmaxOutFormsWriteWhatTheFunctionalFormsReturn) {
+  Tensor x = in({1, 2, 3, 4, 6, 8}, {2, 3});
+  Tensor out = in({0, 0, 0, 0, 0, 0}, {2, 3});
+  EXPECT_EQ(&opd::_softmax_out(out, x, 1, false), &out);
+  EXPECT_TRUE(tensors_equal(out, opd::_softmax(x, 1, false)));
+  Tensor base = in({0, 0, 0, 0, 0, 0}, {3, 2});
+  Tensor target = base.t();
+  opd::_log_softmax_outf(x, 0, false, target);
+  EXPECT_TRUE(tensors_equal(target, opd::_log_softmax(x, 0, false)));
+  Tensor y = opd::_softmax(x, 1, false);
+  Tensor g = in({1, -1, 2, 0.5, 0, 3}, {2, 3});
+  Tensor grad_input = in({}, {0});
+  opd::_softmax_backward_data_out(grad_input, g, y, 1, kFloat);
+  EXPECT_TRUE(tensors_equal(grad_input, opd::_softmax_backward_data(g, y, 1, kFloat)));
+  opd::_log_softmax_backward_data_outf(g, y, 1, kFloat, out);
+  EXPECT_TRUE(tensors_equal(out, opd::_log_softmax_backward_data(g, y, 1, kFloat)));
+  Tensor d = in({0, 0, 0, 0, 0, 0}, {2, 3}, kDouble);
+  EXPECT_EQ(error_of([&] { opd::_softmax_out(d, x, 1, false); }),
+            "Expected out tensor to have dtype float, but got double instead");
+}
+
 // ---- nll_loss -----------------------------------------------------------------------------------
 
 TEST_P(NnOps, NllLossReductions) {

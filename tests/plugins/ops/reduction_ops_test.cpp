@@ -375,6 +375,76 @@ TEST_P(ReductionOps, ComplexNumbersHaveNoOrder) {
             "\"argmax\" not implemented for 'ComplexFloat'");
 }
 
+// ---- out= (structured: sum.IntList_out, mean.out, amax.out, amin.out, argmax.out) --------------
+
+TEST_P(ReductionOps, OutFormsWriteIntoOutAndReturnIt) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor out = in({0, 0}, {2});
+  const uint32_t version = out.version();
+  void* const data = out.data_ptr();
+  EXPECT_EQ(&opd::sum_out(out, x, {1}), &out);
+  EXPECT_TRUE(tensors_equal(out, ex({6, 15}, {2})));
+  EXPECT_EQ(&opd::mean_outf(x, {1}, false, std::nullopt, out), &out);
+  EXPECT_TRUE(tensors_equal(out, ex({2, 5}, {2})));
+  opd::amax_out(out, x, {1});
+  EXPECT_TRUE(tensors_equal(out, ex({3, 6}, {2})));
+  opd::amin_out(out, x, {1});
+  EXPECT_TRUE(tensors_equal(out, ex({1, 4}, {2})));
+  EXPECT_EQ(out.data_ptr(), data);
+  EXPECT_EQ(out.version(), version + 4);  // one per call
+  Tensor indices = in({0, 0, 0}, {3}, kLong);
+  opd::argmax_out(indices, x, 0);
+  EXPECT_TRUE(tensors_equal(indices, ex({1, 1, 1}, {3}, kLong)));
+  // An empty out is resized; keepdim keeps the reduced dims.
+  Tensor empty = in({}, {0});
+  opd::sum_out(empty, x, {0}, true);
+  EXPECT_TRUE(tensors_equal(empty, ex({5, 7, 9}, {1, 3})));
+}
+
+TEST_P(ReductionOps, OutFormsTakeTheirDtypeFromOutAsPyTorch) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3}, kInt);
+  // sum without a dtype sums in out's dtype; with one, out must have it.
+  Tensor d = in({0, 0}, {2}, kDouble);
+  opd::sum_out(d, x, {1});
+  EXPECT_TRUE(tensors_equal(d, ex({6, 15}, {2}, kDouble)));
+  Tensor i = in({0, 0}, {2}, kInt);
+  opd::sum_out(i, x, {1});
+  EXPECT_TRUE(tensors_equal(i, ex({6, 15}, {2}, kInt)));
+  EXPECT_EQ(error_of([&] { opd::sum_out(i, x, {1}, false, kLong); }),
+            "Expected out tensor to have dtype long int, but got int instead");
+  // mean: the input (or dtype) must be floating; out may be wider, not integral.
+  Tensor f = in({1.5, 2, 2.5, 4}, {2, 2});
+  opd::mean_out(d, f, {1});
+  EXPECT_TRUE(tensors_equal(d, ex({1.75, 3.25}, {2}, kDouble)));
+  EXPECT_EQ(error_of([&] { opd::mean_out(d, x, {1}); }),
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            "or complex dtype. Got: Int");
+  Tensor l = in({0, 0}, {2}, kLong);
+  EXPECT_EQ(error_of([&] { opd::mean_out(l, f, {1}); }),
+            "result type Float can't be cast to the desired output type Long");
+  // amax and amin keep the input's dtype; argmax writes Long.
+  EXPECT_EQ(error_of([&] { opd::amax_out(l, f, {1}); }),
+            "Expected the dtype for input and out to match, but got Float for input's dtype and "
+            "Long for out's dtype.");
+  Tensor h = in({0, 0}, {2}, kHalf);
+  EXPECT_EQ(error_of([&] { opd::argmax_out(h, f, 1); }),
+            "Expected out tensor to have dtype long int, but got c10::Half instead");
+}
+
+TEST_P(ReductionOps, OutWithElementsIsNeverResizedAndANonContiguousOneIsWritten) {
+  Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor out = in({0, 0, 0}, {3});
+  EXPECT_EQ(error_of([&] { opd::sum_out(out, x, {1}); }),
+            "sum: expected out tensor to have shape [2], but got [3] instead (an out= tensor with "
+            "elements is never resized)");
+  // A transposed out: the contiguous result is copied into it.
+  Tensor base = in({0, 0, 0, 0, 0, 0}, {3, 2});
+  Tensor target = base.t();  // [2, 3], strides [1, 2]
+  opd::amax_out(target, x.view({2, 3, 1}), {2});
+  EXPECT_TRUE(tensors_equal(target, x));
+  EXPECT_TRUE(tensors_equal(base, ex({1, 4, 2, 5, 3, 6}, {3, 2})));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ReductionOps, ::testing::ValuesIn(op_test_devices()),
                          [](const auto& info) {
                            std::string name = info.param.str();
