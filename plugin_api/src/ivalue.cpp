@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "opd/quoting.h"
+
 namespace opd {
 
 IValue::IValue(const Scalar& s) noexcept : IValue() {
@@ -128,40 +130,6 @@ Scalar IValue::to_scalar() const {
 
 namespace {
 
-// Python's repr of a str: single quotes unless the text holds a single quote and no double one.
-std::string repr_string(std::string_view s) {
-  const char quote =
-      s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos ? '"' : '\'';
-  std::string out(1, quote);
-  for (char c : s) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c == quote) {
-          out += '\\';
-          out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += quote;
-  return out;
-}
-
 template <class Range, class Fn>
 std::string repr_list(const Range& items, Fn&& repr_one) {
   std::string out = "[";
@@ -201,7 +169,7 @@ std::string IValue::repr() const {
       return fmt::format("Storage(nbytes={}, device={})", s.nbytes(), s.device().str());
     }
     case Tag::String:
-      return repr_string(to_string_ref());
+      return quote(to_string_ref(), QuoteStyle::kPython);
     case Tag::IntList:
       return repr_list(to_int_list(), [](int64_t x) { return std::to_string(x); });
     case Tag::DoubleList:

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "opd/function_schema.h"
+#include "opd/quoting.h"
 
 namespace opd {
 
@@ -28,55 +29,6 @@ std::string format_float(double d) {
   // See Note [Printing deviations from PyTorch] (function_schema.cpp): keep a float literal.
   if (s.find_first_of(".en") == std::string::npos) s += '.';
   return s;
-}
-
-// PyTorch's printQuotedString, with bytes >= 0x80 escaped as octal too.
-std::string quote_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\v':
-        out += "\\v";
-        break;
-      default:
-        if (c >= 0x20 && c < 0x7f) {
-          out += static_cast<char>(c);
-        } else {
-          out += '\\';
-          out += static_cast<char>('0' + (c >> 6));
-          out += static_cast<char>('0' + ((c >> 3) & 7));
-          out += static_cast<char>('0' + (c & 7));
-        }
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -181,7 +133,7 @@ std::string DefaultValue::to_string() const {
       return format_float(number_.real()) + (number_.imag() >= 0 ? "+" : "-") +
              format_float(std::abs(number_.imag())) + "j";
     case Kind::String:
-      return quote_string(string_);
+      return quote(string_, QuoteStyle::kSchema);
     case Kind::Identifier:
       return string_;
     case Kind::List: {
