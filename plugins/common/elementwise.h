@@ -8,11 +8,11 @@
 // form, `self` for the in-place form, the out= tensor otherwise. A kernel that computes runs its
 // loop over the result and returns iter.output().
 //
-// Each also makes the checks the CPU kernel's dtype dispatch would (see Note [Dtype checks in the
-// metadata step]): TypeError "\"add_cpu\" not implemented for 'Half'" naming the kernel as
-// PyTorch does ("add_cuda" on a CUDA device), and ValueError "value cannot be converted to type
-// uint8_t without overflow" for a Scalar argument (alpha, a bound, a fill value) the compute
-// dtype cannot hold.
+// Each also makes the checks the CPU kernel's dtype dispatch would
+// (see Note [Dtype checks in the metadata step]): TypeError "\"add_cpu\" not implemented for
+// 'Half'" naming the kernel as PyTorch does ("add_cuda" on a CUDA device), and ValueError "value
+// cannot be converted to type uint8_t without overflow" for a Scalar argument (alpha, a bound, a
+// fill value) the compute dtype cannot hold.
 
 #include <optional>
 #include <string_view>

@@ -39,8 +39,8 @@ enum class TypeSet {
   AllAndBool,  // OPD_DISPATCH_ALL_TYPES_AND_BOOL
   Every,       // OPD_DISPATCH_EVERY_TYPE
 };
-// Throws what the macro of `set` would throw for `dtype` under `name`; see Note [Dtype checks in
-// the metadata step].
+// Throws what the macro of `set` would throw for `dtype` under `name`.
+// See Note [Dtype checks in the metadata step].
 void check_dtype_in(std::string_view name, ScalarType dtype, TypeSet set);
 
 // `value` as the element type T with Scalar::to's overflow checks (ValueError "value cannot be

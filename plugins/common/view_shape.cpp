@@ -48,8 +48,7 @@ std::vector<int64_t> infer_size(IntArrayRef shape, int64_t numel) {
   return result;
 }
 
-// Note [Viewing chunks]
-// Walking the old dimensions from the innermost, consecutive dimensions whose strides chain
+// How: walking the old dimensions from the innermost, consecutive dimensions whose strides chain
 // (stride[d-1] == size[d] * stride[d], size-1 dimensions being transparent) form one chunk that
 // is a single arithmetic progression in memory. A view is possible exactly when the new
 // dimensions can be grouped, from the innermost too, so that each group holds as many elements

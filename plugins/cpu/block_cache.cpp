@@ -8,6 +8,7 @@
 namespace opd::cpu {
 namespace {
 
+// Blocks of 1 MiB and more are kept after free, by rounded size: Note [Large block cache].
 constexpr size_t kMinCachedBytes = size_t(1) << 20;
 #if defined(__SANITIZE_ADDRESS__)
 constexpr size_t kMaxCachedBytes = 0;

@@ -17,7 +17,7 @@ opd::Tensor new_output(opd::IntArrayRef sizes, opd::ScalarType dtype, opd::Devic
 
 void stop_pool() noexcept {
   opd::cpu::shutdown_pool();
-  opd::cpu::empty_block_cache();
+  opd::cpu::empty_block_cache();  // see Note [Large block cache]
 }
 }  // namespace
 
