@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "opd/error.h"
+#include "opd/quoting.h"
 
 namespace opd::cli::eval {
 namespace {
@@ -145,33 +146,7 @@ void throw_syntax_error(std::string_view program, size_t column, const std::stri
 }
 
 std::string quoted_for_message(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "'";
+  return quote(text, QuoteStyle::kPythonSingleQuoted);
 }
 
 std::vector<Token> tokenize(std::string_view program) { return Lexer(program).run(); }
