@@ -51,7 +51,7 @@ std::optional<std::vector<IValue>> list_items(const IValue& v) {
   return std::nullopt;
 }
 
-// The boxed form of a list of `element` (see matches() in core/src/boxed_call.cpp).
+// The boxed form of a list of `element` (see matches() in core/src/dispatch/boxed_call.cpp).
 IValue make_list(const Type& element, const std::vector<IValue>& items) {
   auto collect = [&](auto get) {
     std::vector<std::remove_cvref_t<decltype(get(items[0]))>> out;

@@ -27,11 +27,11 @@ namespace py = pybind11;
 // thread's deregistration may erase and, once no dispatcher call is in flight, free. So every
 // use of one happens inside a detail::CallScope entered before the cache is validated against
 // the schema generation: an entry erased after that check is retired, and not freed until the
-// scope ends (Note [Kernel reclamation] in core/src/dispatcher.cpp). The caches are the state of
-// Python objects: read and written with the GIL held only (the lookups themselves run without
-// it, on a cache miss), and each call works on its own copy of them. The
-// scope lasts until the results are converted, the GIL taken back included: a scope only delays
-// reclamation, it never blocks anyone.
+// scope ends (Note [Kernel reclamation] in core/src/dispatch/dispatcher.cpp). The caches are the
+// state of Python objects: read and written with the GIL held only (the lookups themselves run
+// without it, on a cache miss), and each call works on its own copy of them. The scope lasts until
+// the results are converted, the GIL taken back included: a scope only delays reclamation, it never
+// blocks anyone.
 
 namespace opd::python {
 namespace {
