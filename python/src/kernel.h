@@ -38,10 +38,16 @@ std::string python_error_text(const pybind11::error_already_set& e);
 // kernel through the dispatcher: a cycle through C++, which the collector sees only if the
 // objects that own kernels report them. So the function is a PythonCallable, co-owned by the
 // kernel and by the _C._Library that registered it, and that type has tp_traverse (visiting
-// the functions of its live registrations) and tp_clear (undoing them), as library.cpp sets
+// the functions of its live registrations) and tp_finalize (undoing them), as library.cpp sets
 // up. The kernel's share keeps a call that is already on its way (dispatch takes no lock, Note
 // [Kernel reclamation]) running the old function after the registration is undone, as any
 // deregistration would; the function goes when the last share does.
+// The undo must happen in tp_finalize, not tp_clear. CPython runs the finalizers of all the
+// garbage before it clears any of it (PEP 442), then moves back what a finalizer made reachable
+// again: once the registrations are undone, the library no longer reports the functions, so one
+// that a call on its way still holds counts as referenced from outside and is not cleared. Were
+// the undo left to tp_clear, the collector could clear the function (func_clear drops its
+// globals and closure) while a call that already took the kernel waits for the GIL to run it.
 
 // A strong reference to a Python object, held by C++ owners that may be destroyed on any
 // thread (released through release_pyobject, Note [Python lifetime]). Only read with the GIL.

@@ -70,9 +70,10 @@ PyLibrary* library_of(PyObject* self) {
   return v_h.holder_constructed() ? v_h.template value_ptr<PyLibrary>() : nullptr;
 }
 
-// Note [Python kernels and the garbage collector] (kernel.h): _C._Library's slots. Neither
-// takes a lock: traverse reads `callables` (the GIL guards it); clear undoes the registrations
-// as reset() does, without the GIL, as every registration is undone.
+// Note [Python kernels and the garbage collector] (kernel.h): _C._Library's slots. None takes
+// a lock: traverse reads `callables` (the GIL guards it); finalize (and clear, for an object
+// already finalized) undoes the registrations as reset() does, without the GIL, as every
+// registration is undone.
 int library_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));  // a heap type's instances own a reference to it
   if (PyLibrary* l = library_of(self)) {
@@ -94,6 +95,18 @@ int library_clear(PyObject* self) {
   return 0;
 }
 
+// Runs before the collector clears any object of the garbage, so that it clears none of the
+// functions that calls on their way still hold (Note [Python kernels and the garbage
+// collector]). Keeps the current exception, as tp_finalize must.
+void library_finalize(PyObject* self) {
+  PyLibrary* l = library_of(self);
+  if (l == nullptr || l->cleared) return;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  library_clear(self);
+  PyErr_Restore(type, value, traceback);
+}
+
 // pybind11 2.10's dealloc leaves a collected type's instances tracked while their holder is
 // destroyed, and ours releases the GIL there: another thread's collection would traverse a
 // PyLibrary being deleted. Untracked first, as CPython's own types do.
@@ -102,47 +115,46 @@ void library_dealloc(PyObject* self) {
   py::detail::pybind11_object_dealloc(self);
 }
 
-// Undoing registrations takes the registration mutex: never with the GIL held.
-struct ReleaseGilDeleter {
-  void operator()(PyLibrary* p) const {
-    py::gil_scoped_release r;
-    delete p;
-  }
-};
-
 std::optional<DispatchKey> key_or_none(const std::string& key) {
   if (key.empty()) return std::nullopt;
   return parse_dispatch_key(key);
 }
 
 Library::Kind parse_kind(const std::string& kind) {
-  if (kind == "DEF") return Library::DEF;
-  if (kind == "FRAGMENT") return Library::FRAGMENT;
-  if (kind == "IMPL") return Library::IMPL;
-  throw ValueError("Unsupported library kind '" + kind + "': expected DEF, FRAGMENT or IMPL");
+  std::optional<Library::Kind> k = library_kind(kind);
+  if (!k) {
+    throw ValueError("Unsupported library kind '" + kind + "': expected DEF, FRAGMENT or IMPL");
+  }
+  return *k;
 }
 
 std::string site_text(const std::string& file, uint32_t line) {
   return file + ":" + std::to_string(line);
 }
 
-// torch.library's refusal of a kernel that cannot be called, at registration rather than at
-// the first call.
+}  // namespace
+
+std::optional<Library::Kind> library_kind(const std::string& kind) {
+  if (kind == "DEF") return Library::DEF;
+  if (kind == "FRAGMENT") return Library::FRAGMENT;
+  if (kind == "IMPL") return Library::IMPL;
+  return std::nullopt;
+}
+
 void check_callable(py::handle fn) {
   OPD_CHECK_T(TypeError, PyCallable_Check(fn.ptr()),
               "Input function is required to be a callable but found type {}",
               py::str(py::type::handle_of(fn)).cast<std::string>());
 }
 
-}  // namespace
-
 void bind_library(py::module_& m) {
-  py::class_<PyLibrary, std::unique_ptr<PyLibrary, ReleaseGilDeleter>>(
+  py::class_<PyLibrary, std::unique_ptr<PyLibrary, ReleaseGilDeleter<PyLibrary>>>(
       m, "_Library", py::module_local(), py::custom_type_setup([](PyHeapTypeObject* heap) {
         PyTypeObject* type = &heap->ht_type;
         type->tp_flags |= Py_TPFLAGS_HAVE_GC;
         type->tp_traverse = &library_traverse;
         type->tp_clear = &library_clear;
+        type->tp_finalize = &library_finalize;
         type->tp_dealloc = &library_dealloc;
       }))
       .def(py::init([](const std::string& kind, std::string ns, const std::string& key,
@@ -150,7 +162,7 @@ void bind_library(py::module_& m) {
              Library::Kind k = parse_kind(kind);
              std::optional<DispatchKey> dk = key_or_none(key);
              py::gil_scoped_release r;
-             return std::unique_ptr<PyLibrary, ReleaseGilDeleter>(
+             return std::unique_ptr<PyLibrary, ReleaseGilDeleter<PyLibrary>>(
                  new PyLibrary(k, std::move(ns), dk, file, line));
            }),
            py::arg("kind"), py::arg("ns"), py::arg("dispatch_key"), py::arg("file"),

@@ -272,6 +272,49 @@ def test_a_cycle_is_collected_while_cpp_threads_call_its_kernel():
         assert len(results) == 4 and all(len(r) == 300 for r in results)
 
 
+def test_a_call_on_its_way_runs_the_function_of_a_collected_cycle_intact(python):
+    # Note [Python kernels and the garbage collector]: a C++ thread has taken the kernel and
+    # waits for the GIL while the collector finds the cycle, here through _C._Library alone
+    # (no Python Library, whose __del__ would undo the registrations first), garbage. The
+    # registration is undone in tp_finalize, before anything is cleared, so the function that
+    # the call holds is not cleared (func_clear drops its closure: running it would crash).
+    proc = python("""
+        import ctypes, gc, sys, time
+        import opdispatch as opd
+        from opdispatch import _C
+        from opdispatch.library import Library
+
+        gc.disable()
+        defs = Library("libgone", "DEF")
+        defs.define("t(Tensor x) -> Tensor")
+        ran = []
+
+        def make():
+            impl = _C._Library("IMPL", "libgone", "CPU", "t.py", 1)
+
+            def kernel(x):
+                ran.append(impl.registration_count)  # a closure over its own library: the cycle
+                return x + 1
+            impl.impl("t", kernel, "CPU", False, False, "t.py", 2)
+
+        make()
+        x = opd.tensor([1.0])
+        assert opd.ops.libgone.t(x).tolist() == [2.0] and ran == [1]
+        ran.clear()
+        sys.setswitchinterval(60)  # this thread keeps the GIL until it waits
+        # A C++ thread calls the operator: it takes the kernel and waits for the GIL, which
+        # this thread keeps through a PyDLL call (ctypes releases it for the others).
+        _C._test_start_threads("libgone::t", [x], 1, 1)
+        ctypes.PyDLL(None).usleep(300000)
+        gc.collect()
+        sys.setswitchinterval(0.005)
+        time.sleep(0.5)
+        print(ran, _C._dispatch_dump("libgone::t").count("CPU:"))
+    """)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[0] 0"
+
+
 def test_a_fallback_that_is_not_callable_is_refused_at_registration():
     with Library("_", "IMPL", "PrivateUse1") as lib:
         with pytest.raises(TypeError, match=r"^Input function is required to be a callable but "
