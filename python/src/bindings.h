@@ -4,7 +4,11 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
+#include <string>
+
 #include "opd/alias_analysis.h"
+#include "opd/library.h"
 #include "opd/tensor.h"
 
 namespace opd::python {
@@ -44,6 +48,20 @@ AliasAnalysisKind parse_alias_analysis_as_torch(const std::string& alias);
 // A dispatch key by name, or torch's RuntimeError "could not parse dispatch key: X"
 // (introspection.cpp).
 DispatchKey parse_dispatch_key_as_torch(const std::string& key);
+// "DEF", "FRAGMENT", "IMPL" (torch's names), or nullopt: each handle raises its own error, as
+// torch.library's Library and torch._C._dispatch_library do (library.cpp).
+std::optional<Library::Kind> library_kind(const std::string& kind);
+// torch.library's TypeError for a kernel that cannot be called, at registration rather than at
+// its first call (library.cpp).
+void check_callable(pybind11::handle fn);
+
+// The address of `t`'s element 0 in `storage`, a copy of t's storage that an export holds:
+// taken from that copy, so that the address is in the memory the export keeps alive. Null when
+// the storage has no memory.
+inline void* exported_data(const Storage& storage, const Tensor& t) {
+  auto* base = static_cast<char*>(storage.data());
+  return base ? base + t.storage_offset() * static_cast<int64_t>(t.element_size()) : nullptr;
+}
 
 // A Python buffer (numpy array, bytes, array.array) as a CPU tensor over the same memory
 // (numpy.cpp); warns as torch when the buffer is read-only and `warn_readonly`.

@@ -70,21 +70,13 @@ struct DispatchModule {
   Library lib;
 };
 
-// Undoing registrations takes the registration mutex: never with the GIL held.
-struct ReleaseGilDeleter {
-  void operator()(DispatchModule* p) const {
-    py::gil_scoped_release r;
-    delete p;
-  }
-};
-using Holder = std::unique_ptr<DispatchModule, ReleaseGilDeleter>;
+using Holder = std::unique_ptr<DispatchModule, ReleaseGilDeleter<DispatchModule>>;
 
 // torch's parse errors start "could not parse"; ours go on to say what would have parsed.
 Library::Kind parse_kind(const std::string& kind) {
-  if (kind == "DEF") return Library::DEF;
-  if (kind == "FRAGMENT") return Library::FRAGMENT;
-  if (kind == "IMPL") return Library::IMPL;
-  throw Error("could not parse " + kind + "; the library kinds are DEF, FRAGMENT and IMPL");
+  std::optional<Library::Kind> k = library_kind(kind);
+  if (!k) throw Error("could not parse " + kind + "; the library kinds are DEF, FRAGMENT and IMPL");
+  return *k;
 }
 
 // "" is no key: the library's, or CompositeImplicitAutograd.
@@ -220,6 +212,7 @@ void bind_dispatch_library(py::module_& m) {
             std::optional<DispatchKey> key = key_or_none(dispatch);
             std::optional<DispatchKey> effective = key ? key : d.lib.key();
             std::string site = d.file + ":" + std::to_string(d.line);
+            check_callable(func);
             PythonKernel k = make_python_kernel(std::move(func), effective, site, false, false);
             drain_releases();
             py::gil_scoped_release r;

@@ -49,4 +49,16 @@ class CallbackGil {
 // running to return. Returns how many were still running when it gave up.
 int begin_shutdown(int timeout_ms);
 
+// The deleter of a holder whose object undoes registrations when destroyed: that takes the
+// registration mutex, never with the GIL held (Note [The GIL and the dispatcher's locks]).
+// REQUIRES: the GIL, as every pybind11 holder's deleter runs with it.
+template <class T>
+struct ReleaseGilDeleter {
+  void operator()(T* p) const {
+    PyThreadState* state = PyEval_SaveThread();
+    delete p;
+    PyEval_RestoreThread(state);
+  }
+};
+
 }  // namespace opd::python

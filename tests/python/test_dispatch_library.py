@@ -229,6 +229,18 @@ def test_impl_registers_a_python_function():
     assert getattr(opd.ops, ns).foo(opd.tensor([1.0, 2.0])).tolist() == [3.0, 6.0]
 
 
+def test_impl_refuses_a_function_that_cannot_be_called():
+    # torch 1.13's handle takes it and fails at the first call; refused at registration here,
+    # with torch.library's TypeError, as Library.impl refuses it.
+    ns = fresh_namespace()
+    handle = _C._dispatch_library("FRAGMENT", ns, "")
+    handle.def_("foo(Tensor x) -> Tensor")
+    with pytest.raises(TypeError, match=r"^Input function is required to be a callable but "
+                                        r"found type <class 'int'>$"):
+        handle.impl("foo", "CPU", 5)
+    assert "\nCPU:" not in _C._dispatch_dump(f"{ns}::foo")
+
+
 def test_fallback_fallthrough_and_a_second_one():
     handle = _C._dispatch_library("IMPL", "_", "PrivateUse1")
     assert handle.fallback_fallthrough() is handle
