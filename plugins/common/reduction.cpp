@@ -182,10 +182,13 @@ Tensor meta::mean(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim
                   std::optional<ScalarType> dtype) {
   common::ReductionMeta m = common::mean_meta(self, dim, keepdim, dtype);
   if (!dtype && out.defined()) {
-    OPD_CHECK(common::can_cast(m.dtype, out.scalar_type()),
-              "result type {} can't be cast to the desired output type {}", m.dtype,
-              out.scalar_type());
-    m.dtype = out.scalar_type();
+    // As PyTorch 1.13's mean.out, which is sum.out then div_: any floating or complex `out`
+    // takes the mean (a complex one into a real `out` drops the imaginary part), and the
+    // refusal names Float whatever the input's type.
+    const ScalarType o = out.scalar_type();
+    OPD_CHECK(is_floating_point(o) || is_complex(o),
+              "result type Float can't be cast to the desired output type {}", o);
+    m.dtype = o;
   }
   return output_of("mean", out, self, m);
 }

@@ -3,6 +3,7 @@ resolution and its errors as PyTorch's Python argument parser, results that alia
 named returns, operators that come and go with their Library, redispatch, parse_schema."""
 
 import re
+import warnings
 
 import pytest
 import torch
@@ -230,6 +231,31 @@ def test_reduction_and_softmax_out_overloads_behave_as_torch():
             tcall()
         with pytest.raises(RuntimeError, match="^" + re.escape(str(theirs.value)) + "$"):
             call()
+
+
+@pytest.mark.parametrize("dtype,out_dtype", [
+    ("complex128", "float64"), ("float64", "int64"), ("float32", "int64"),
+    ("float32", "float16"), ("float64", "float32"), ("float32", "complex64"),
+])
+def test_mean_out_takes_any_floating_or_complex_out_as_torch(dtype, out_dtype):
+    # torch 1.13's mean.out is sum.out then div_: the out's type decides, and the refusal of an
+    # integral out names Float whatever the input's type.
+    data = [[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]]
+    x = opd.tensor(data, dtype=getattr(opd, dtype))
+    tx = torch.tensor(data, dtype=getattr(torch, dtype))
+    out = opd.empty(2, dtype=getattr(opd, out_dtype))
+    tout = torch.empty(2, dtype=getattr(torch, out_dtype))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's, casting complex to real
+            torch.mean(tx, 1, out=tout)
+    except RuntimeError as theirs:
+        with pytest.raises(RuntimeError, match="^" + re.escape(str(theirs)) + "$"):
+            opd.mean(x, 1, out=out)
+        return
+    assert opd.mean(x, 1, out=out) is out
+    assert out.dtype == getattr(opd, out_dtype)
+    assert out.tolist() == pytest.approx(tout.tolist())
 
 
 def test_named_returns_are_a_return_types_named_tuple():
