@@ -27,8 +27,11 @@ enum class AliasAnalysisKind : uint8_t { CONSERVATIVE, FROM_SCHEMA, PURE_FUNCTIO
 inline constexpr std::array<std::string_view, 3> kAliasAnalysisKindNames = {
     "CONSERVATIVE", "FROM_SCHEMA", "PURE_FUNCTION"};
 
+// "UNKNOWN" for a kind this header does not know: one a newer core added, seen by a plugin
+// built against this header.
 constexpr std::string_view to_string(AliasAnalysisKind k) {
-  return kAliasAnalysisKindNames[static_cast<size_t>(k)];
+  const auto i = static_cast<size_t>(k);
+  return i < kAliasAnalysisKindNames.size() ? kAliasAnalysisKindNames[i] : "UNKNOWN";
 }
 
 // The kind named `name` (PyTorch's spelling), or nullopt.
