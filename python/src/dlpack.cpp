@@ -138,7 +138,7 @@ py::object to_dlpack(const Tensor& t) {
   e->shape.assign(t.sizes().begin(), t.sizes().end());
   e->strides.assign(t.strides().begin(), t.strides().end());
   DLTensor& dl = e->managed.dl_tensor;
-  dl.data = t.data_ptr();
+  dl.data = exported_data(e->storage, t);
   dl.device = device;
   dl.ndim = static_cast<int32_t>(t.dim());
   dl.dtype = dtype;

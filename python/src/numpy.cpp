@@ -163,11 +163,12 @@ py::object tensor_to_numpy(const Tensor& t) {
   std::vector<py::ssize_t> strides;
   for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s) * item);
   // The storage, not the tensor: a resize or a new storage given to the tensor must not free
-  // the memory under the array.
-  const Storage& storage = t.storage();
-  storage.set_resizable(false);
-  py::capsule base(new Storage(storage), [](void* p) { delete static_cast<Storage*>(p); });
-  return py::array(py::dtype(code), shape, strides, t.data_ptr(), base);
+  // the memory under the array. Copied once, and the data pointer taken from that copy.
+  auto storage = std::make_unique<Storage>(t.storage());
+  storage->set_resizable(false);
+  void* data = exported_data(*storage, t);
+  py::capsule base(storage.release(), [](void* p) { delete static_cast<Storage*>(p); });
+  return py::array(py::dtype(code), shape, strides, data, base);
 }
 
 void bind_numpy(py::module_& m) {

@@ -35,7 +35,9 @@ namespace {
 using Release = py::gil_scoped_release;
 
 // The `dim` of size(dim) and stride(dim): an int (or an object with __index__, not a bool),
-// in int64; torch's errors otherwise.
+// in int64. Otherwise the TypeError torch's argument parser raises for a function of one
+// signature; torch's own size and stride have a second, named-dimension signature (no named
+// tensors here), so torch answers x.size("a") with "Name 'a' not found" instead.
 int64_t dim_argument(py::handle dim, const char* method) {
   OPD_CHECK_T(TypeError, !PyBool_Check(dim.ptr()) && PyIndex_Check(dim.ptr()),
               "{}(): argument 'dim' (position 1) must be int, not {}", method, type_name(dim));
