@@ -87,6 +87,20 @@ std::optional<DispatchKey> key_or_none(const std::string& key) {
 
 DispatchModule& module_of(const py::object& self) { return self.cast<DispatchModule&>(); }
 
+// impl_t_t and impl_tt_t: the C++ kernel `Kernel` for `name`, named by `debug`.
+template <auto* Kernel>
+py::object impl_cpp(py::object self, const std::string& name, const std::string& dispatch,
+                    const std::string& debug) {
+  DispatchModule& d = module_of(self);
+  std::optional<DispatchKey> key = key_or_none(dispatch);
+  drain_releases();
+  {
+    py::gil_scoped_release r;
+    d.impl(name, key, CppFunction(Kernel), debug);
+  }
+  return self;
+}
+
 }  // namespace
 
 // "" is FROM_SCHEMA, as torch's parseAliasAnalysisKind.
@@ -176,34 +190,10 @@ void bind_dispatch_library(py::module_& m) {
           // torch names the schema argument "name".
           py::arg("name"), py::arg("dispatch") = "", py::arg("alias") = "",
           py::arg("debug") = "default_def_schema_t_t")
-      .def(
-          "impl_t_t",
-          [](py::object self, const std::string& name, const std::string& dispatch,
-             const std::string& debug) {
-            DispatchModule& d = module_of(self);
-            std::optional<DispatchKey> key = key_or_none(dispatch);
-            drain_releases();
-            {
-              py::gil_scoped_release r;
-              d.impl(name, key, CppFunction(&identity), debug);
-            }
-            return self;
-          },
-          py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "impl_t_t")
-      .def(
-          "impl_tt_t",
-          [](py::object self, const std::string& name, const std::string& dispatch,
-             const std::string& debug) {
-            DispatchModule& d = module_of(self);
-            std::optional<DispatchKey> key = key_or_none(dispatch);
-            drain_releases();
-            {
-              py::gil_scoped_release r;
-              d.impl(name, key, CppFunction(&first_of_two), debug);
-            }
-            return self;
-          },
-          py::arg("name"), py::arg("dispatch") = "", py::arg("debug") = "")
+      .def("impl_t_t", &impl_cpp<&identity>, py::arg("name"), py::arg("dispatch") = "",
+           py::arg("debug") = "impl_t_t")
+      .def("impl_tt_t", &impl_cpp<&first_of_two>, py::arg("name"), py::arg("dispatch") = "",
+           py::arg("debug") = "")
       .def(
           "impl",
           [](py::object self, const std::string& name, const std::string& dispatch,

@@ -3,26 +3,11 @@
 # ops, dump, plugins, load, check and demo. Usage: opd_cli_test.sh PATH_TO_OPD
 set -uo pipefail
 opd="$1"
-failures=0
-passed=0
+# shellcheck source=tests/tools/check.sh
+source "$(dirname "$0")/check.sh"
 # Where add.Tensor is declared: the trace names the kernel's registration site.
 add_site="manifests/native_functions.yaml:$(grep -n '^- func: add\.Tensor(' \
   "$(dirname "$0")/../../manifests/native_functions.yaml" | cut -d: -f1)"
-
-check() {  # check NAME EXPECTED_EXIT PATTERN -- COMMAND...
-  local name="$1" want_rc="$2" pattern="$3"
-  shift 4
-  local out rc
-  out="$("$@" 2>&1)"
-  rc=$?
-  if [ "$rc" -ne "$want_rc" ] || ! grep -qF -- "$pattern" <<<"$out"; then
-    echo "FAIL: $name (exit $rc, wanted $want_rc; expected to find: $pattern)"
-    echo "$out" | head -20
-    failures=$((failures + 1))
-  else
-    passed=$((passed + 1))
-  fi
-}
 
 schema='aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
 check "schema prints the canonical form" 0 "$schema" -- "$opd" schema "$schema"
@@ -90,5 +75,4 @@ else
     "was not built (configure with OPD_BUILD_BENCHMARKS=ON)" -- "$opd" bench -- --benchmark_list_tests
 fi
 
-echo "opd_cli_test: $passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+report opd_cli_test

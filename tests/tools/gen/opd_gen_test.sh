@@ -7,23 +7,8 @@ set -uo pipefail
 gen="$1"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
-failures=0
-passed=0
-
-check() {  # check NAME EXPECTED_EXIT PATTERN -- COMMAND...
-  local name="$1" want_rc="$2" pattern="$3"
-  shift 4
-  local out rc
-  out="$("$@" 2>&1)"
-  rc=$?
-  if [ "$rc" -ne "$want_rc" ] || ! grep -qF -- "$pattern" <<<"$out"; then
-    echo "FAIL: $name (exit $rc, wanted $want_rc; expected to find: $pattern)"
-    echo "$out" | head -20
-    failures=$((failures + 1))
-  else
-    passed=$((passed + 1))
-  fi
-}
+# shellcheck source=tests/tools/check.sh
+source "$(dirname "$0")/../check.sh"
 
 foo='- func: foo(Tensor x) -> Tensor'
 printf '%s\n' "$foo" > "$dir/functions.yaml"
@@ -64,5 +49,4 @@ if [ -e "$dir/vendor2" ]; then
 fi
 check "a well-formed vendor file" 0 "" -- "$gen" --yaml "$dir/acme.yaml" --out "$dir/vendor3"
 
-echo "opd_gen_test: $passed passed, $failures failed"
-[ "$failures" -eq 0 ]
+report opd_gen_test
