@@ -95,8 +95,12 @@ def from_dlpack(ext_tensor):
 
 
 def manual_seed(seed):
-    """Seeds the generator that rand and randn use, as torch.manual_seed."""
-    _C._manual_seed(_builtins.int(seed))
+    """Seeds the generator that rand and randn use, as torch.manual_seed: any int from -2**63
+    to 2**64 - 1, a negative one taken modulo 2**64."""
+    seed = _builtins.int(seed)
+    if not -(1 << 63) <= seed < (1 << 64):
+        raise RuntimeError("Overflow when unpacking long")
+    _C._manual_seed(seed & ((1 << 64) - 1))
 
 
 def _sizes(size):

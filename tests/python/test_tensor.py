@@ -147,6 +147,24 @@ def test_manual_seed_makes_rand_and_randn_reproducible():
     assert all(0 <= v < 1 for v in opd.rand(1000).tolist())
 
 
+def test_manual_seed_takes_torchs_range_and_wraps_negative_seeds():
+    # torch.manual_seed: -2**63 .. 2**64 - 1, a negative seed taken modulo 2**64.
+    for seed, same in [(-1, 2**64 - 1), (-2**63, 2**63), (1.5, 1)]:
+        opd.manual_seed(seed)
+        a = opd.rand(4).tolist()
+        opd.manual_seed(same)
+        assert opd.rand(4).tolist() == a, seed
+        torch.manual_seed(seed)  # torch takes the same seeds
+    for seed in [2**64, -2**63 - 1, 2**70]:
+        with pytest.raises(RuntimeError) as theirs:
+            torch.manual_seed(seed)
+        with pytest.raises(RuntimeError, match="^" + re.escape(str(theirs.value)) + "$"):
+            opd.manual_seed(seed)
+    with pytest.raises(ValueError, match=r"^invalid literal for int\(\) with base 10: 'a'$"):
+        opd.manual_seed("a")
+    torch.manual_seed(0)
+
+
 # --- dtypes, devices, Size ------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["bool", "uint8", "int8", "int16", "int32", "int64", "float16",
