@@ -367,17 +367,23 @@ void bind_tensor(py::module_& m) {
 #undef OPD_COMPARISON
 
   // Autograd (the autograd plugin answers these through the dispatcher).
+  // A bool only, not an int or numpy.bool_, with torch's two errors.
   cls.def_property("requires_grad", &requires_grad_of,
-                   [](const Tensor& t, bool b) {
+                   [](const Tensor& t, py::handle b) {
+                     OPD_CHECK(PyBool_Check(b.ptr()), "requires_grad must be a bool");
                      Release r;
-                     t.requires_grad_(b);
+                     t.requires_grad_(b.ptr() == Py_True);
                    })
       .def(
           "requires_grad_",
-          [](py::handle self, bool b) {
+          [](py::handle self, py::handle b) {
+            OPD_CHECK_T(TypeError, PyBool_Check(b.ptr()),
+                        "requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
+                        "not {}",
+                        type_name(b));
             {
               Release r;
-              unwrap_or_throw(self, "self").requires_grad_(b);
+              unwrap_or_throw(self, "self").requires_grad_(b.ptr() == Py_True);
             }
             return py::reinterpret_borrow<py::object>(self);
           },

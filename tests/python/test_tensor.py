@@ -147,6 +147,23 @@ def test_manual_seed_makes_rand_and_randn_reproducible():
     assert all(0 <= v < 1 for v in opd.rand(1000).tolist())
 
 
+def test_requires_grad_takes_a_bool_only_with_torchs_errors():
+    x, tx = opd.zeros(2), torch.zeros(2)
+    for value in ["a", 1, np.bool_(True), None]:
+        with pytest.raises(RuntimeError) as theirs:
+            tx.requires_grad = value
+        with pytest.raises(RuntimeError, match="^" + re.escape(str(theirs.value)) + "$"):
+            x.requires_grad = value
+        with pytest.raises(TypeError) as theirs:
+            tx.requires_grad_(value)
+        with pytest.raises(TypeError, match="^" + re.escape(str(theirs.value)) + "$"):
+            x.requires_grad_(value)
+    assert not x.requires_grad
+    x.requires_grad = True
+    assert x.requires_grad and x.requires_grad_(False) is x and not x.requires_grad
+    assert x.requires_grad_().requires_grad
+
+
 def test_manual_seed_takes_torchs_range_and_wraps_negative_seeds():
     # torch.manual_seed: -2**63 .. 2**64 - 1, a negative seed taken modulo 2**64.
     for seed, same in [(-1, 2**64 - 1), (-2**63, 2**63), (1.5, 1)]:
