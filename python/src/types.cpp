@@ -20,6 +20,17 @@ namespace py = pybind11;
 namespace opd::python {
 namespace {
 
+// A device index given apart from its type, as torch.device takes it: an int (not a bool),
+// not negative, in int64, then narrowed to the 8 bits of a device index as torch 1.13 narrows
+// it (torch.device("cuda", 300) is cuda:44).
+int8_t device_index(py::handle index, const char* which) {
+  OPD_CHECK_T(TypeError, PyLong_Check(index.ptr()) && !PyBool_Check(index.ptr()),
+              "Device(): {} must be int, not {}", which, type_name(index));
+  const int64_t i = int64_of(index);
+  OPD_CHECK(i >= 0, "Device index must not be negative");
+  return static_cast<int8_t>(i);
+}
+
 constexpr ScalarType kAllScalarTypes[] = {
     kBool, kByte,     kChar,  kShort,  kInt,          kLong,
     kHalf, kBFloat16, kFloat, kDouble, kComplexFloat, kComplexDouble,
@@ -75,16 +86,21 @@ void bind_types(py::module_& m) {
 
   py::class_<Device>(m, "device", py::module_local())
       .def(py::init([](const std::string& text) { return Device(text); }), py::arg("type"))
-      .def(py::init([](const std::string& type, int index) {
+      .def(py::init([](const std::string& type, py::handle index) {
              Device d(type);
              OPD_CHECK_T(ValueError, !d.has_index(),
                          "type (string) must not include an index because index was passed "
                          "explicitly: {}",
                          type);
-             return Device(d.type, static_cast<int8_t>(index));
+             return Device(d.type, device_index(index, "argument 'index' (position 2)"));
            }),
            py::arg("type"), py::arg("index"))
       .def(py::init([](const Device& d) { return d; }))
+      // torch.device(0): an int alone is a CUDA device's index.
+      .def(py::init([](py::handle index) {
+             return Device(DeviceType::CUDA, device_index(index, "argument 'index' (position 1)"));
+           }),
+           py::arg("index"))
       .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
       .def_property_readonly("index",
                              [](const Device& d) -> py::object {

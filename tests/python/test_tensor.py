@@ -214,6 +214,20 @@ def test_device_repr_str_eq_and_fields():
         opd.device("cuda:0", 1)
 
 
+def test_device_indices_as_torch():
+    # An int alone is a CUDA index; an index is narrowed to 8 bits as torch 1.13 narrows it.
+    for args in [(0,), (3,), ("cuda", 300), ("cuda", 256), ("cpu", 0)]:
+        assert repr(opd.device(*args)) == repr(torch.device(*args)).replace("torch.", ""), args
+    for args, error in [((-1,), RuntimeError), (("cuda", -1), RuntimeError),
+                        ((2**70,), RuntimeError), (("cuda", 2**63), RuntimeError),
+                        (("cpu", True), TypeError), (("cuda", "a"), TypeError)]:
+        with pytest.raises(error) as theirs:
+            torch.device(*args)
+        # Ours names the value that overflows after torch's words.
+        with pytest.raises(error, match="^" + re.escape(str(theirs.value))):
+            opd.device(*args)
+
+
 def test_size_is_a_tuple_printed_as_torch():
     s = opd.zeros(2, 3).shape
     assert isinstance(s, tuple) and isinstance(s, opd.Size) and s == (2, 3)
