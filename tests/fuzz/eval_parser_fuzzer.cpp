@@ -6,21 +6,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "eval_parser.h"
+#include "fuzz_support.h"
 #include "opd/error.h"
 
 namespace {
 
-[[noreturn]] void fail(const char* problem, std::string_view input, const std::string& detail) {
-  std::fprintf(stderr, "%s\n  input:  %.*s\n  detail: %s\n", problem,
-               static_cast<int>(input.size()), input.data(), detail.c_str());
-  std::abort();
-}
+using opd::fuzz::fail;
 
 // Every expression of `e` starts inside the text and nests at most `depth_left` more levels.
 void check(const opd::cli::eval::Expr& e, std::string_view text, int depth_left) {

@@ -6,12 +6,8 @@
 // must be opd::Error "<file>:<line>: <what>" (or, from the generators, an opd::Error naming the
 // operator); any other exception, and any crash, is a bug.
 
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -22,30 +18,16 @@
 
 #include "derivatives.h"
 #include "emit.h"
+#include "fuzz_support.h"
 #include "native_function.h"
 #include "opd/error.h"
 
 namespace {
 
-[[noreturn]] void fail(const char* problem, std::string_view input, const std::string& detail) {
-  std::fprintf(stderr, "%s\n  input:  %.*s\n  detail: %s\n", problem,
-               static_cast<int>(input.size()), input.data(), detail.c_str());
-  std::abort();
-}
+using opd::fuzz::fail;
 
 const std::filesystem::path& folder() {
-  static const std::filesystem::path dir = [] {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "opd-gen-fuzz-XXXXXX");
-    if (!::mkdtemp(tmpl.data())) std::abort();
-    return std::filesystem::path(tmpl);
-  }();
-  static const bool removed_at_exit = [] {
-    return std::atexit([] {
-             std::error_code ec;
-             std::filesystem::remove_all(dir, ec);
-           }) == 0;
-  }();
-  (void)removed_at_exit;
+  static const std::filesystem::path dir = opd::fuzz::temp_folder("opd-gen-fuzz");
   return dir;
 }
 

@@ -3,12 +3,8 @@
 // and any crash, is a bug. read_manifest reads a file, so each input is written to
 // <tmp>/manifest.yaml first, in a folder that also holds an empty lib.so for `library: lib.so`.
 
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -16,31 +12,20 @@
 #include <string_view>
 #include <typeinfo>
 
+#include "fuzz_support.h"
 #include "opd/error.h"
 #include "plugins/plugin_manifest.h"
 
 namespace {
 
-[[noreturn]] void fail(const char* problem, std::string_view input, const std::string& detail) {
-  std::fprintf(stderr, "%s\n  input:  %.*s\n  detail: %s\n", problem,
-               static_cast<int>(input.size()), input.data(), detail.c_str());
-  std::abort();
-}
+using opd::fuzz::fail;
 
 const std::filesystem::path& folder() {
   static const std::filesystem::path dir = [] {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "opd-manifest-fuzz-XXXXXX");
-    if (!::mkdtemp(tmpl.data())) std::abort();
-    std::ofstream(std::filesystem::path(tmpl) / "lib.so").put('\0');
-    return std::filesystem::path(tmpl);
+    std::filesystem::path d = opd::fuzz::temp_folder("opd-manifest-fuzz");
+    std::ofstream(d / "lib.so").put('\0');
+    return d;
   }();
-  static const bool removed_at_exit = [] {
-    return std::atexit([] {
-             std::error_code ec;
-             std::filesystem::remove_all(dir, ec);
-           }) == 0;
-  }();
-  (void)removed_at_exit;
   return dir;
 }
 

@@ -5,12 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <variant>
 
+#include "fuzz_support.h"
 #include "opd/function_schema.h"
 
 namespace {
@@ -21,11 +20,7 @@ std::string print(const Parsed& parsed) {
   return std::visit([](const auto& p) { return p.to_string(); }, parsed);
 }
 
-[[noreturn]] void fail(const char* problem, std::string_view input, const std::string& detail) {
-  std::fprintf(stderr, "%s\n  input:  %.*s\n  detail: %s\n", problem,
-               static_cast<int>(input.size()), input.data(), detail.c_str());
-  std::abort();
-}
+using opd::fuzz::fail;
 
 }  // namespace
 
