@@ -8,7 +8,8 @@ from . import _C
 from . import ops as _ops
 
 __all__ = ["grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
-           "set_fallback_mode", "get_fallback_mode", "Function", "FunctionCtx", "UndefinedGrad"]
+           "set_fallback_mode", "get_fallback_mode", "Function", "FunctionCtx", "UndefinedGrad",
+           "gradcheck", "gradgradcheck", "GradcheckError"]
 
 # torch._C._functions.UndefinedGrad: ``UndefinedGrad()(x)`` is a copy of x whose gradient
 # reaches x's history undefined (None), for tests of how backward handles a missing gradient.
@@ -245,3 +246,218 @@ def _per_argument(is_variable, per_tensor):
     """One flag per forward argument from one per tensor argument (False for the others)."""
     flags = iter(per_tensor)
     return tuple(next(flags) if v else False for v in is_variable)
+
+
+# ---- gradcheck ------------------------------------------------------------------------------
+# Note [gradcheck]
+# torch.autograd.gradcheck's slow mode, written over opdispatch: the Jacobian of every
+# differentiable output with respect to every input that requires grad, once by central
+# differences (each element of the input perturbed by +-eps in place, the function run
+# again) and once from backward (one vector-Jacobian product per output element, with a
+# one-hot grad_output), compared element by element as |a - n| <= atol + rtol * |n|. The
+# Jacobians are input-major, as torch prints them: row k is input element k in row-major
+# logical order, column m output element m. Real inputs only (torch's complex mode, which
+# checks the Wirtinger derivatives, is not written).
+
+
+class GradcheckError(RuntimeError):
+    """What gradcheck raises (torch.autograd.gradcheck.GradcheckError)."""
+
+
+def _as_tuple(x):
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
+
+
+def _flat_values(t):
+    """The elements of tensor `t` as Python floats, in row-major logical order."""
+    return t.detach().reshape([-1]).tolist()
+
+
+def _element_offsets(t):
+    """Storage offsets of t's elements, in row-major logical order."""
+    offsets = [t.storage_offset()]
+    for size, stride in zip(t.shape, t.stride()):
+        offsets = [o + i * stride for o in offsets for i in range(size)]
+    return offsets if t.numel() else []
+
+
+def _differentiable(outputs):
+    return [o for o in outputs if isinstance(o, _C.Tensor) and o.requires_grad]
+
+
+def _numerical_jacobian(func, inputs, wrt, eps, out_selector):
+    """[input][output] -> rows (one per input element) of d output / d input element."""
+    jacobians = []
+    for x in wrt:
+        data = x.detach()
+        rows = []
+        # func runs in grad mode: gradgradcheck's function calls backward inside.
+        for offset in _element_offsets(data):
+            cell = data.as_strided([], [], offset)
+            original = cell.item()
+            cell.fill_(original - eps)
+            minus = [_flat_values(o) for o in out_selector(_as_tuple(func(*inputs)))]
+            cell.fill_(original + eps)
+            plus = [_flat_values(o) for o in out_selector(_as_tuple(func(*inputs)))]
+            cell.fill_(original)
+            rows.append([[(p - m) / (2 * eps) for p, m in zip(po, mo)]
+                         for po, mo in zip(plus, minus)])
+        # rows[k][out][m] -> per output: rows k of m
+        n_out = len(rows[0]) if rows else len(out_selector(_as_tuple(func(*inputs))))
+        jacobians.append([[r[i] for r in rows] for i in range(n_out)])
+    return jacobians
+
+
+def _analytical_jacobian(inputs, wrt, outputs, check_grad_dtypes):
+    """[input][output] -> rows (one per input element), from one backward per output element."""
+    jacobians = [[[[0.0] * o.numel() for _ in range(x.numel())] for o in outputs] for x in wrt]
+    for i, o in enumerate(outputs):
+        for m in range(o.numel()):
+            g = _ops.aten.zeros.default(list(o.shape), dtype=o.dtype, device=o.device)
+            g.reshape([-1])[m].fill_(1)
+            grads = grad([o], list(wrt), [g], retain_graph=True, allow_unused=True)
+            for j, (x, gx) in enumerate(zip(wrt, grads)):
+                if gx is None:
+                    continue
+                if list(gx.shape) != list(x.shape):
+                    raise GradcheckError("Gradient has shape mismatch")
+                if check_grad_dtypes and gx.dtype != x.dtype:
+                    raise GradcheckError("Gradient has dtype mismatch")
+                for k, v in enumerate(_flat_values(gx)):
+                    jacobians[j][i][k][m] = v
+    return jacobians
+
+
+def _matrix_text(rows):
+    from . import tensor as _tensor_of
+    if not rows or not rows[0]:
+        return f"tensor([], size=({len(rows)}, 0), dtype=torch.float64)"
+    return repr(_tensor_of(rows, dtype=_C.float64))
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False,
+              check_forward_ad=False, check_backward_ad=True, fast_mode=False):
+    """Checks the gradients that backward computes for ``func(*inputs)`` against finite
+    differences, as torch.autograd.gradcheck (its slow mode; see Note [gradcheck]): True, or
+    GradcheckError (False when raise_exception is False). The inputs that require grad should
+    be float64 and must not overlap in memory. Forward AD and batched gradients do not exist
+    here: asking for them is a NotImplementedError."""
+    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError("gradcheck: forward AD and batched gradients are not "
+                                  "supported by opdispatch")
+    try:
+        _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_grad_dtypes,
+                   check_backward_ad)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+    return True
+
+
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes, check_backward_ad):
+    tensor_type = _C.Tensor
+    wrt = [x for x in inputs if isinstance(x, tensor_type) and x.requires_grad]
+    if not wrt:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
+    for idx, x in enumerate(inputs):
+        if not (isinstance(x, tensor_type) and x.requires_grad):
+            continue
+        if x.dtype not in (_C.float64, _C.complex128):
+            _warnings.warn(
+                f"Input #{idx} requires gradient and is not a double precision floating point "
+                "or complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex. ")
+        if x.is_complex():
+            raise NotImplementedError("gradcheck: complex inputs are not supported by "
+                                      "opdispatch's gradcheck")
+        if any(st == 0 and sz > 1 for sz, st in zip(x.shape, x.stride())):
+            raise RuntimeError(
+                f"The {idx}th input has a dimension with stride 0. gradcheck only supports "
+                "inputs that are non-overlapping to be able to compute the numerical gradients "
+                "correctly. You should call .contiguous on the input before passing it to "
+                "gradcheck.")
+    outputs = _as_tuple(func(*inputs))
+    diff_outputs = _differentiable(outputs)
+    if not diff_outputs:
+        # Nothing to differentiate: the function must not depend on its inputs.
+        numerical = _numerical_jacobian(
+            func, inputs, wrt, eps,
+            lambda outs: [o for o in outs if isinstance(o, tensor_type)
+                          and o.is_floating_point()])
+        for j, per_out in enumerate(numerical):
+            for i, rows in enumerate(per_out):
+                if any(abs(v) > 0 for row in rows for v in row):
+                    raise GradcheckError("Numerical gradient for function expected to be zero")
+        return
+    if not check_backward_ad:
+        return
+    positions = [k for k, o in enumerate(outputs) if isinstance(o, tensor_type)
+                 and o.requires_grad]
+    numerical = _numerical_jacobian(func, inputs, wrt, eps,
+                                    lambda outs: [outs[k] for k in positions])
+    # Perturbing bumped the inputs' versions: backward needs outputs recorded since.
+    diff_outputs = _differentiable(_as_tuple(func(*inputs)))
+    analytical = _analytical_jacobian(inputs, wrt, diff_outputs, check_grad_dtypes)
+    for j, x in enumerate(wrt):
+        input_index = next(k for k, a in enumerate(inputs) if a is x)
+        for i in range(len(diff_outputs)):
+            n_rows, a_rows = numerical[j][i], analytical[j][i]
+            for n_row, a_row in zip(n_rows, a_rows):
+                if any(not abs(a - n) <= atol + rtol * abs(n) for a, n in zip(a_row, n_row)):
+                    raise GradcheckError(
+                        f"Jacobian mismatch for output {i} with respect to input "
+                        f"{input_index},\nnumerical:{_matrix_text(n_rows)}\n"
+                        f"analytical:{_matrix_text(a_rows)}\n")
+    again = _analytical_jacobian(inputs, wrt, diff_outputs, check_grad_dtypes)
+    for first, second in zip(analytical, again):
+        for rows1, rows2 in zip(first, second):
+            for r1, r2 in zip(rows1, rows2):
+                if any(abs(a - b) > nondet_tol for a, b in zip(r1, r2)):
+                    raise GradcheckError(
+                        "Backward is not reentrant, i.e., running backward with same input and "
+                        "grad_output multiple times gives different values, although analytical "
+                        "gradient matches numerical gradient.The tolerance for nondeterminism "
+                        f"was {nondet_tol}.")
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False):
+    """Checks second derivatives as torch.autograd.gradgradcheck: gradcheck of the function
+    that maps (inputs, grad_outputs) to the gradients of ``func`` with respect to the inputs
+    (made with create_graph=True). grad_outputs: random float64 tensors (requiring grad) when
+    not given."""
+    if check_fwd_over_rev or check_batched_grad:
+        raise NotImplementedError("gradgradcheck: forward AD and batched gradients are not "
+                                  "supported by opdispatch")
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        outputs = _differentiable(_as_tuple(func(*inputs)))
+        grad_outputs = tuple(
+            _ops.aten.randn.default(list(o.shape), dtype=o.dtype, device=o.device)
+            .requires_grad_(True) for o in outputs)
+        if gen_non_contig_grad_outputs:
+            grad_outputs = tuple(g.detach().t().contiguous().t().requires_grad_(True)
+                                 if g.dim() == 2 else g for g in grad_outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_inputs = len(inputs)
+
+    def new_func(*args):
+        ins, gos = args[:n_inputs], args[n_inputs:]
+        outs = _differentiable(_as_tuple(func(*ins)))
+        wrt = [x for x in ins if isinstance(x, _C.Tensor) and x.requires_grad]
+        grads = grad(outs, wrt, list(gos), create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_grad_dtypes=check_grad_dtypes)
