@@ -56,8 +56,9 @@ SampleInput(input, args=(), kwargs=None, name=""): the call is op(lib, input, *a
 Arguments may be opdispatch tensors, numbers, lists/tuples (of tensors), None, and dtypes given
 as strings ("float32"), which the harness makes lib.float32. ``name`` shows in failures.
 
-ErrorInput(sample, error_type=RuntimeError, error_regex=""): the call raises error_type with a
-message matching error_regex (re.search), on CPU and on Meta.
+ErrorInput(sample, error_type=RuntimeError, error_regex="", *, on_meta=True): the call raises
+error_type with a message matching error_regex (re.search), on CPU, in torch, and on Meta
+unless on_meta=False (an error that depends on the data, as an index out of range).
 """
 
 import math
@@ -117,10 +118,11 @@ class SampleInput:
 class ErrorInput:
     """A sample the operator refuses: error_type with a message matching error_regex."""
 
-    def __init__(self, sample, error_type=RuntimeError, error_regex=""):
+    def __init__(self, sample, error_type=RuntimeError, error_regex="", *, on_meta=True):
         self.sample = sample
         self.error_type = error_type
         self.error_regex = error_regex
+        self.on_meta = on_meta  # False: an error of the data (an index), which Meta cannot see
 
     def __repr__(self):
         return f"ErrorInput({self.sample!r}, {self.error_type.__name__}, {self.error_regex!r})"
