@@ -257,9 +257,10 @@ std::vector<Tensor> cat_tensors_backward(const Tensor& grad,
   dim = maybe_wrap_dim(dim, grad.dim());
   int64_t at = 0;
   for (const auto& s : sizes) {
-    // PyTorch's legacy rule: a 1-d empty tensor takes part in cat along any dimension.
+    // PyTorch's legacy rule: a 1-d empty tensor takes part in cat along any dimension. Its
+    // gradient is an empty tensor, as torch's (undefined, grad() called it unused).
     if (s.size() == 1 && s[0] == 0) {
-      out.push_back(Tensor());
+      out.push_back(zeros({0}, options_of(grad)));
       continue;
     }
     out.push_back(grad.slice(dim, at, at + s[dim]));
