@@ -5,8 +5,10 @@
 namespace opd {
 
 namespace detail {
+// opd::Error, Python's RuntimeError, as c10::checked_convert's TORCH_CHECK (torch 1.13's
+// `zeros(2, dtype=uint8).fill_(300)`).
 void throw_scalar_overflow(const char* type_name) {
-  throw ValueError(fmt::format("value cannot be converted to type {} without overflow", type_name));
+  throw Error(fmt::format("value cannot be converted to type {} without overflow", type_name));
 }
 }  // namespace detail
 
