@@ -55,7 +55,8 @@ inline bool is_leaf(const Tensor& t) {
   const AutogradMeta* m = get_meta(t);
   return !m || !m->grad_fn;
 }
-inline bool is_differentiable_type(ScalarType t) { return is_floating_point(t); }
+// Floating and complex types, as torch's isDifferentiableType: a complex tensor may require grad.
+inline bool is_differentiable_type(ScalarType t) { return is_floating_point(t) || is_complex(t); }
 
 // Where t's gradient goes: its grad_fn's input, a leaf's AccumulateGrad, or nowhere.
 Edge gradient_edge(const Tensor& t);

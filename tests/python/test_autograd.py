@@ -588,3 +588,70 @@ def test_custom_op_register_autograd():
             scale.register_autograd(3)
     finally:
         scale._destroy()
+
+
+# ---- gradcheck, gradgradcheck (Note [gradcheck]) and gradients found by the OpInfo table ----
+
+def _leaf(*shape):
+    return opd.randn(*shape, dtype=opd.float64).requires_grad_()
+
+
+def test_gradcheck_passes_correct_gradients_of_strided_inputs():
+    from opdispatch.autograd import gradcheck
+    x, w = _leaf(3, 4), _leaf(4, 2)
+    assert gradcheck(lambda a, b: opd.mm(a, b).tanh(), (x, w))
+    assert gradcheck(lambda a: opd.softmax(a, 1), (_leaf(3, 4)[:, ::2],))
+    assert gradcheck(lambda a: opd.sum(a * a), (x,))
+
+
+class _WrongBackward(Function):
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+
+def test_gradcheck_reports_a_wrong_backward_with_torchs_text():
+    from opdispatch.autograd import GradcheckError, gradcheck
+    x = _leaf(2)
+    with pytest.raises(GradcheckError, match=r"^Jacobian mismatch for output 0 with respect to "
+                       r"input 0,\nnumerical:tensor\(\[\[2\.0*, 0\.0*\],(?s:.*)\nanalytical:tensor\(\[\[3\."):
+        gradcheck(_WrongBackward.apply, (x,))
+    assert gradcheck(_WrongBackward.apply, (x,), raise_exception=False) is False
+    assert isinstance(GradcheckError("x"), RuntimeError)
+
+
+def test_gradcheck_refuses_what_torchs_refuses():
+    from opdispatch.autograd import gradcheck
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        gradcheck(lambda a: a * 2, (opd.ones(2, dtype=opd.float64),))
+    expanded = _leaf(1).expand(3)
+    with pytest.raises(RuntimeError, match="The 0th input has a dimension with stride 0"):
+        gradcheck(lambda a: a * 2, (expanded,))
+    with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double"):
+        gradcheck(lambda a: a * 2, (opd.ones(2).requires_grad_(),), raise_exception=False)
+
+
+def test_gradgradcheck_checks_second_derivatives():
+    from opdispatch.autograd import gradgradcheck
+    assert gradgradcheck(lambda a, b: opd.mm(a, b).tanh(), (_leaf(3, 4), _leaf(4, 2)))
+    assert gradgradcheck(lambda a: opd.log_softmax(a, 1), (_leaf(2, 3),))
+
+
+def test_cat_gives_a_legacy_empty_input_an_empty_gradient_as_torch():
+    # torch 1.13: a [0]-shaped input of cat (the legacy rule) gets a [0]-shaped gradient; it
+    # was None, which grad() reports as an input not used in the graph.
+    x, e = _leaf(2, 3), opd.empty(0, dtype=opd.float64).requires_grad_()
+    gx, ge = opd.autograd.grad([opd.cat([x, e]).sum()], [x, e])
+    assert list(gx.shape) == [2, 3] and list(ge.shape) == [0]
+    assert ge.dtype == opd.float64
+
+
+def test_a_complex_tensor_may_require_grad_as_in_torch():
+    z = opd.tensor([1 + 2j, 3 - 1j]).requires_grad_()
+    assert z.requires_grad and z.is_leaf
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
+        opd.ones(2, dtype=opd.int64).requires_grad_()
