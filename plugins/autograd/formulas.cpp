@@ -12,9 +12,12 @@ TensorOptions options_of(const Tensor& t) {
 
 Tensor as_type(const Tensor& mask, const Tensor& like) { return _to_copy(mask, options_of(like)); }
 
-// The reduced dimensions, wrapped and sorted; all of them for none or [].
+// The reduced dimensions, wrapped and sorted; all of them for none or []. None for a 0-d
+// tensor, whose dim 0 or -1 names the tensor itself (PyTorch's wrap of a scalar's dimension):
+// nothing to restore, and sizes has no entry to read.
 std::vector<int64_t> reduced_dims(OptionalIntArrayRef dims, int64_t ndim) {
   std::vector<int64_t> out;
+  if (ndim == 0) return out;  // the forward checked the dims' range
   if (!dims || dims->empty()) {
     for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
   } else {

@@ -655,3 +655,14 @@ def test_a_complex_tensor_may_require_grad_as_in_torch():
     assert z.requires_grad and z.is_leaf
     with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
         opd.ones(2, dtype=opd.int64).requires_grad_()
+
+
+@pytest.mark.parametrize("reduce", [lambda x: opd.mean(x, [0]), lambda x: opd.sum(x, [0]),
+                                    lambda x: opd.mean(x, [-1], True), lambda x: opd.amax(x, [0])],
+                         ids=["mean", "sum", "mean keepdim", "amax"])
+def test_a_reduction_of_a_0d_tensor_over_its_dim_has_a_gradient(reduce):
+    # Found by tests/python/differential.py: mean.dim's backward read sizes[0] of a 0-d input
+    # (a segmentation fault) and sum's unsqueezed the gradient to [1] before expanding to [].
+    x = opd.tensor(2.0, dtype=opd.float64).requires_grad_()
+    (g,) = opd.autograd.grad([reduce(x)], [x], [opd.tensor(1.0, dtype=opd.float64)])
+    assert list(g.shape) == [] and g.item() == 1.0
