@@ -59,6 +59,7 @@ def samples(op, dtype, requires_grad=False, cap=None):
 
 def call(fn, lib, sample, tensor_map=None, **extra):
     """fn(lib, input, *args, **kwargs) with the sample's values made lib's."""
+    __tracebackhide__ = True  # failures show the test's line, not the helper's
     args = lib_value(lib, (sample.input,) + sample.args, tensor_map)
     kwargs = lib_value(lib, sample.kwargs, tensor_map)
     kwargs.update(extra)
@@ -67,6 +68,7 @@ def call(fn, lib, sample, tensor_map=None, **extra):
 
 def outcome(thunk):
     """(result, None) or (None, exception), warnings silenced."""
+    __tracebackhide__ = True  # failures show the test's line, not the helper's
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -89,6 +91,7 @@ def describe_call(op, sample, variant="function"):
 def assert_same(actual, expected, op, dtype, *, compare_strides=False, what=""):
     """opdispatch's `actual` against torch's `expected`: same structure, dtypes, shapes, values
     within op's tolerance for the result dtype; strides when compare_strides."""
+    __tracebackhide__ = True  # failures show the test's line, not the helper's
     if isinstance(expected, torch.Tensor):
         assert isinstance(actual, opdispatch.Tensor), \
             f"{what}: expected a tensor, got {type(actual).__name__}"
@@ -144,6 +147,7 @@ def skip_unless_runs(op, check, dtype=None):
 def compare_with_torch(op, dtype, sample, ours_thunk, torch_thunk, variant, *,
                        compare_strides=None):
     """Runs both; both raise (the same type) or both return the same values."""
+    __tracebackhide__ = True  # failures show the test's line, not the helper's
     ours, our_err = outcome(ours_thunk)
     theirs, their_err = outcome(torch_thunk)
     what = describe_call(op, sample, variant)
@@ -156,7 +160,7 @@ def compare_with_torch(op, dtype, sample, ours_thunk, torch_thunk, variant, *,
         return None, None
     if our_err is not None:
         raise AssertionError(f"{what}: opdispatch raises {type(our_err).__name__}: {our_err}"
-                             f"; torch returns") from our_err
+                             f"; torch returns") from None
     strides = op.compare_strides if compare_strides is None else compare_strides
     assert_same(ours, theirs, op, dtype, compare_strides=strides, what=what)
     return ours, theirs
@@ -230,6 +234,7 @@ def _empty_like_result(r, dtype_override=None, shape=None):
 
 
 def _assert_is(result, out, what):
+    __tracebackhide__ = True  # failures show the test's line, not the helper's
     if isinstance(out, tuple):
         assert isinstance(result, (tuple, list)) and len(result) == len(out), \
             f"{what}: returned {type(result).__name__}, not the out tuple"
@@ -330,6 +335,7 @@ def meta_sample(op, sample):
 
 
 def assert_meta_matches(ours, cpu, what):
+    __tracebackhide__ = True  # failures show the test's line, not the helper's
     if isinstance(cpu, opdispatch.Tensor):
         assert isinstance(ours, opdispatch.Tensor) and ours.is_meta, \
             f"{what}: Meta returns {ours!r}"
@@ -367,7 +373,7 @@ def test_meta(op, dtype):
             continue
         if meta_err is not None:
             raise AssertionError(f"{what}: Meta raises {type(meta_err).__name__}: {meta_err}"
-                                 ) from meta_err
+                                 ) from None
         assert_meta_matches(meta, cpu, what)
 
 
