@@ -7,8 +7,11 @@
 #include <numeric>
 #include <vector>
 
+#include "common/tensor_iterator.h"
+#include "common/view_shape.h"
 #include "opd/ops.h"
 #include "opd/tensor_options.h"
+#include "opd/warning.h"
 
 namespace opd::common {
 
@@ -31,18 +34,30 @@ Tensor empty_output(IntArrayRef sizes, ScalarType dtype, Device device) {
 Tensor converted(const Tensor& t, ScalarType dtype) {
   if (t.scalar_type() == dtype) return t;
   Tensor result = empty_output(t.sizes(), dtype, t.device());
+  if (!t.is_contiguous()) {  // keep the layout, as PyTorch's to() (Note [Output layout])
+    const DimVector strides = opd::is_non_overlapping_and_dense(t.sizes(), t.strides())
+                                  ? DimVector(t.strides().begin(), t.strides().end())
+                                  : infer_dense_strides(t.sizes(), t.strides());
+    result.unsafe_get_impl()->set_sizes_and_strides(
+        t.sizes(), IntArrayRef(strides.data(), strides.size()), result.storage_offset());
+  }
   result.copy_(t);
   return result;
 }
 
 std::string shape_str(IntArrayRef sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
 
-bool resize_output(std::string_view op, const Tensor& out, IntArrayRef sizes) {
+bool resize_output(std::string_view, const Tensor& out, IntArrayRef sizes) {
   if (out.sizes().equals(sizes)) return false;
-  OPD_CHECK(out.numel() == 0,
-            "{}: expected out tensor to have shape {}, but got {} instead (an out= tensor with "
-            "elements is never resized)",
-            op, shape_str(sizes), shape_str(out.sizes()));
+  if (out.numel() != 0) {
+    opd::warn(fmt::format(
+        "An output with one or more elements was resized since it had shape {}, which does not "
+        "match the required output shape {}. This behavior is deprecated, and in a future "
+        "PyTorch release outputs will not be resized unless they have zero elements. You can "
+        "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+        "t.resize_(0).",
+        shape_str(out.sizes()), shape_str(sizes)));
+  }
   out.resize_(sizes);
   return true;
 }

@@ -31,12 +31,12 @@ using OutputAllocator = Tensor (*)(IntArrayRef sizes, ScalarType dtype, Device d
 // (null: the dispatcher again). A plugin calls it while it registers.
 void set_output_allocator(DeviceType type, OutputAllocator allocate) noexcept;
 
-// PyTorch's out= rule: an `out` of shape `sizes` is kept; an empty one (numel 0) is resized to
-// `sizes` through opd::resize_ (a dispatched call). Where PyTorch warns and resizes an `out`
-// that has elements, this build refuses, with opd::Error
-//   "add: expected out tensor to have shape [2, 3], but got [4] instead (an out= tensor with
-//    elements is never resized)"
-// Returns whether it resized.
+// PyTorch's out= rule (at::native::resize_output): an `out` of shape `sizes` is kept; any other
+// is resized to `sizes` through opd::resize_ (a dispatched call), silently when it is empty
+// (numel 0), else with PyTorch 1.13's deprecation warning (opd::warn, a UserWarning in Python)
+//   "An output with one or more elements was resized since it had shape [4], which does not
+//    match the required output shape [2, 3]. This behavior is deprecated, ..."
+// Returns whether it resized. `op` names the operator (unused: PyTorch's text names none).
 bool resize_output(std::string_view op, const Tensor& out, IntArrayRef sizes);
 
 // The output of a structured operator whose meta function makes it (`structured_inherits:
@@ -64,8 +64,9 @@ void check_no_internal_overlap(const Tensor& out);
 // performing the operation."
 void check_no_partial_overlap(const Tensor& out, const Tensor& input);
 
-// `t` when it has `dtype`, else a contiguous copy of it converted to `dtype`, on its device
-// (opd::empty, then copy_, both through the dispatcher).
+// `t` when it has `dtype`, else a copy of it converted to `dtype`, on its device, laid out as
+// PyTorch's to() lays it out: t's strides when t is dense and non-overlapping, else dense in the
+// order of t's dimensions (infer_dense_strides). Allocated as empty_output, then copy_.
 Tensor converted(const Tensor& t, ScalarType dtype);
 
 // Whether the elements of `t` fill a block of memory exactly once, in some order of dimensions

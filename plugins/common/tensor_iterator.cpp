@@ -8,6 +8,7 @@
 #include "common/device_check.h"
 #include "common/output.h"
 #include "common/type_promotion.h"
+#include "common/view_shape.h"
 #include "opd/ops.h"
 
 namespace opd::common {
@@ -56,7 +57,138 @@ bool broadcast_into(std::span<const IntArrayRef> shapes, DimVector& out) {
   return true;
 }
 
+// Sorts the dimensions `perm` (the reversed order to start with) fastest first by PyTorch's
+// insertion sort with ambiguous comparisons: should_swap(a, b) > 0 moves a after b, < 0 stops the
+// element, 0 (ambiguous) looks further left. Note [Output layout].
+template <class Perm, class ShouldSwap>
+void sort_dimensions(Perm& perm, const ShouldSwap& should_swap) {
+  const int nd = static_cast<int>(perm.size());
+  for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  for (int i = 1; i < nd; ++i) {
+    int moving = i;
+    for (int left = i - 1; left >= 0; --left) {
+      const int comparison = should_swap(perm[left], perm[moving]);
+      if (comparison > 0) {
+        std::swap(perm[left], perm[moving]);
+        moving = left;
+      } else if (comparison < 0) {
+        break;
+      }
+    }
+  }
+}
+
+// The strides of a new output of `shape` into `strides`, following the inputs (Note [Output
+// layout]); false when it is simply contiguous. Inputs not of `convert_to` (Undefined: none is
+// converted) count with the strides of their converted copy.
+bool output_layout(IntArrayRef shape, std::span<const Tensor* const> inputs, ScalarType convert_to,
+                   DimVector& strides) {
+  const int nd = static_cast<int>(shape.size());
+  const int ni = static_cast<int>(inputs.size());
+  if (nd <= 1 || ni == 0) return false;
+  IntArrayRef in_strides[TensorIterator::kMaxOperands];
+  bool contiguous[TensorIterator::kMaxOperands];
+  DimVector copies[TensorIterator::kMaxOperands];
+  bool same_shape = true;
+  for (int i = 0; i < ni; ++i) {
+    const Tensor& in = *inputs[i];
+    in_strides[i] = in.strides();
+    contiguous[i] = in.is_contiguous();
+    same_shape = same_shape && in.sizes().equals(shape);
+    if (convert_to != ScalarType::Undefined && in.scalar_type() != convert_to && !contiguous[i] &&
+        !opd::is_non_overlapping_and_dense(in.sizes(), in.strides())) {
+      copies[i] = infer_dense_strides(in.sizes(), in.strides());
+      in_strides[i] = IntArrayRef(copies[i].data(), copies[i].size());
+      contiguous[i] = is_contiguous_in(in.sizes(), in_strides[i], MemoryFormat::Contiguous);
+    }
+  }
+
+  // 1. Inputs of one shape.
+  if (same_shape) {
+    if (std::all_of(contiguous, contiguous + ni, [](bool c) { return c; })) return false;
+    bool channels_last = nd == 4;
+    for (int i = 0; i < ni && channels_last; ++i) {
+      channels_last = is_contiguous_in(shape, in_strides[i], MemoryFormat::ChannelsLast);
+    }
+    if (channels_last) {  // N, C, H, W laid out as N, H, W, C
+      strides.assign(4, 1);
+      strides[3] = shape[1];
+      strides[2] = strides[3] * shape[3];
+      strides[0] = strides[2] * shape[2];
+      return true;
+    }
+    const IntArrayRef last = in_strides[ni - 1];
+    bool dense_alike = opd::is_non_overlapping_and_dense(shape, last);
+    for (int i = 0; i < ni - 1 && dense_alike; ++i) dense_alike = in_strides[i].equals(last);
+    if (dense_alike) {
+      strides.assign(last.begin(), last.end());
+      return true;
+    }
+  }
+
+  // 2. Sort the dimensions by the inputs' strides over the result's dims: 0 where an input is
+  // broadcast (missing, or of size 1 where the result is not).
+  SmallVector<int64_t, 24> st(static_cast<size_t>(nd) * ni, 0);
+  for (int i = 0; i < ni; ++i) {
+    const IntArrayRef sizes = inputs[i]->sizes();
+    const int offset = nd - static_cast<int>(sizes.size());
+    for (int d = 0; d < static_cast<int>(sizes.size()); ++d) {
+      if (sizes[d] != 1 || shape[offset + d] == 1) st[(offset + d) * ni + i] = in_strides[i][d];
+    }
+  }
+  SmallVector<int, 6> perm(nd);
+  sort_dimensions(perm, [&](int a, int b) {
+    for (int i = 0; i < ni; ++i) {
+      const int64_t sa = st[a * ni + i], sb = st[b * ni + i];
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return sa < sb ? -1 : 1;
+      if (shape[a] > shape[b]) return 1;
+    }
+    return 0;
+  });
+  bool reversed = true;
+  for (int j = 0; j < nd && reversed; ++j) reversed = perm[j] == nd - 1 - j;
+  if (reversed) return false;
+  strides.assign(nd, 0);
+  int64_t next = 1;
+  for (int d : perm) {
+    strides[d] = next;
+    next *= shape[d];
+  }
+  return true;
+}
+
+// A new tensor of `shape`: contiguous, or with `strides` when `strided`.
+Tensor new_output(IntArrayRef shape, ScalarType dtype, Device device, bool strided,
+                  const DimVector& strides) {
+  Tensor t = empty_output(shape, dtype, device);
+  if (strided) {
+    t.unsafe_get_impl()->set_sizes_and_strides(shape, IntArrayRef(strides.data(), strides.size()),
+                                               t.storage_offset());
+  }
+  return t;
+}
+
 }  // namespace
+
+DimVector infer_dense_strides(IntArrayRef sizes, IntArrayRef strides) {
+  const int nd = static_cast<int>(sizes.size());
+  SmallVector<int, 6> perm(nd);
+  sort_dimensions(perm, [&](int a, int b) {
+    const int64_t sa = strides[a], sb = strides[b];
+    if (sa == 0 || sb == 0) return 0;
+    if (sa != sb) return sa < sb ? -1 : 1;
+    return sizes[a] > sizes[b] ? 1 : 0;
+  });
+  DimVector out(nd);
+  int64_t next = 1;
+  for (int d : perm) {
+    out[d] = next;
+    if (sizes[d] > 1) next *= sizes[d];
+  }
+  return out;
+}
+
 TensorIteratorConfig& TensorIteratorConfig::promote_inputs_to_common_dtype(bool v) {
   promote_inputs_ = v;
   if (v) check_all_same_dtype_ = false;
@@ -187,13 +319,26 @@ TensorIterator TensorIteratorConfig::build() const {
   it.numel_ = numel;
   const bool computes = !it.device_.is_meta() && numel > 0;
   it.ntensors_ = static_cast<int>(inputs.size()) + 1;
+  // A new or resized output is laid out as the inputs are: Note [Output layout].
+  DimVector layout;
+  const bool strided =
+      (!out.defined() || will_resize) &&
+      output_layout(it.shape(), inputs, convert_inputs ? common : ScalarType::Undefined, layout);
   if (!out.defined()) {
-    it.set_operand(0, undefined_tensor(), empty_output(it.shape(), written, it.device_));
+    it.set_operand(0, undefined_tensor(),
+                   new_output(it.shape(), written, it.device_, strided, layout));
   } else {
     it.given_output_ = &out;
-    if (will_resize) resize_output(name_, out, it.shape());
+    if (will_resize) {
+      resize_output(name_, out, it.shape());
+      if (strided) {
+        out.unsafe_get_impl()->set_sizes_and_strides(
+            it.shape(), IntArrayRef(layout.data(), layout.size()), out.storage_offset());
+      }
+    }
     if (needs_temporary && computes) {
-      it.set_operand(0, undefined_tensor(), empty_output(it.shape(), written, it.device_));
+      it.set_operand(0, undefined_tensor(),
+                     new_output(it.shape(), written, it.device_, strided, layout));
     } else {
       it.set_operand(0, out, Tensor());
     }

@@ -7,8 +7,9 @@
 // build() does, in PyTorch's order: the memory-overlap checks of the output; the broadcast shape
 // of the inputs; the check that a given output has that shape (or may be resized to it); the
 // device check; the dtype the inputs are computed in (promoted, or given) and the dtype the loop
-// writes; the output itself: a new contiguous tensor, the caller's out= tensor (resized when
-// empty), or `self` for an in-place operator. Inputs of another dtype are converted to the
+// writes; the output itself: a new tensor laid out as the inputs are (Note [Output layout]), the
+// caller's out= tensor (resized when empty, then laid out as a new one), or `self` for an in-place
+// operator. Inputs of another dtype are converted to the
 // compute dtype, and when the output's dtype differs from what the loop writes, the loop writes
 // a temporary that cast_outputs() copies into the output. A Meta kernel stops after build(): on
 // the Meta device nothing is converted or allocated beyond the output. Kernels that compute then
@@ -38,6 +39,31 @@
 namespace opd::common {
 
 class TensorIterator;
+
+// Note [Output layout]
+// A new output takes the memory layout of the inputs, as PyTorch's TensorIterator gives it
+// (`neg(x.t())` has strides (1, 3) for a 3 x 4 `x`; channels-last inputs give a channels-last
+// result). PyTorch's rule, in its order:
+//  1. Inputs of one shape (a 0-dim input and a sized one are not): all contiguous, a contiguous
+//     output; all channels-last (4 dims), a channels-last one; all dense and non-overlapping with
+//     the same strides, those strides (PyTorch's fast_set_up).
+//  2. Otherwise the dimensions are sorted fastest first, starting from the reversed order, by an
+//     insertion sort whose comparison asks the inputs in turn: an input broadcast along either
+//     dimension (stride 0, or size 1 where the result is larger) has no say; a smaller stride goes
+//     first; equal strides put the dimension of smaller size first, or else ask the next input.
+//     When nobody decides, the comparison is ambiguous and the sort looks further left (PyTorch's
+//     reorder_dimensions). A size-1 dimension of the result keeps its input stride and takes part.
+//     The output is dense in that order (size-0 and size-1 dimensions multiply as they are,
+//     PyTorch's compatible_stride), and simply contiguous when the order is the reversed one.
+// An input converted to the compute dtype counts with the strides PyTorch's to() gives its copy:
+// its own when it is dense and non-overlapping, else infer_dense_strides (an expanded input so
+// becomes a full, contiguous one). The layout is decided the same way on every device, Meta
+// included. A given out= tensor keeps its strides unless it is resized.
+
+// The strides, in elements, of a dense tensor of `sizes` that keeps the order of the dimensions
+// `strides` have, PyTorch's infer_dense_strides: what empty_like and to() with preserve_format
+// give a tensor that is not dense and non-overlapping. Dimensions of stride 0 keep their place.
+DimVector infer_dense_strides(IntArrayRef sizes, IntArrayRef strides);
 
 // Elements per chunk when a loop is split across threads; loops this small or smaller run on
 // the calling thread.

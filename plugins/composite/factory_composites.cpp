@@ -4,6 +4,7 @@
 // so that its result starts at version 0 (Note [Factory versions] in common/factory_shape.h).
 
 #include "common/factory_shape.h"
+#include "common/tensor_iterator.h"
 #include "common/view_shape.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/ops.h"
@@ -53,7 +54,8 @@ Tensor scalar_tensor(const Scalar& s, std::optional<ScalarType> dtype, std::opti
 }
 
 // memory_format Preserve (the default) keeps self's strides when they are dense and
-// non-overlapping, and otherwise takes the layout self resembles (PyTorch's rule).
+// non-overlapping, and otherwise makes a dense tensor with the order of self's dimensions
+// (common::infer_dense_strides, Note [Output layout]): PyTorch's rule.
 Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                   std::optional<Device> device, std::optional<bool> pin_memory,
                   std::optional<MemoryFormat> memory_format) {
@@ -65,7 +67,9 @@ Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::opti
       return opd::empty_strided(self.sizes(), self.strides(), out_dtype, layout, out_device,
                                 pin_memory);
     }
-    format = suggest_memory_format(self.sizes(), self.strides());
+    const common::DimVector strides = common::infer_dense_strides(self.sizes(), self.strides());
+    return opd::empty_strided(self.sizes(), IntArrayRef(strides.data(), strides.size()), out_dtype,
+                              layout, out_device, pin_memory);
   }
   return opd::empty(self.sizes(), out_dtype, layout, out_device, pin_memory, format);
 }

@@ -18,6 +18,7 @@
 #include "error_text.h"
 #include "opd/error.h"
 #include "plugins/ops/op_test_util.h"
+#include "warning_capture.h"
 
 namespace opd::common {
 namespace {
@@ -108,13 +109,16 @@ TEST_F(TensorIteratorTest, InPlaceOutputMustHaveTheBroadcastShape) {
   EXPECT_TRUE(it.tensor(0).is_same(other));
 }
 
-TEST_F(TensorIteratorTest, OutTensorWithElementsOfAnotherShapeIsRefusedAndAnEmptyOneResized) {
+TEST_F(TensorIteratorTest, OutTensorWithElementsOfAnotherShapeIsResizedWithAWarningAsAnEmptyOne) {
   Tensor a = tensor({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor wrong = tensor({0, 0, 0, 0}, {4});
-  EXPECT_EQ(error_text<Error>([&] { TensorIterator::binary_op("add", wrong, a, a); }),
-            "add: expected out tensor to have shape [2, 3], but got [4] instead (an out= tensor "
-            "with elements is never resized)");
-  EXPECT_EQ(vec(wrong.sizes()), (Ints{4})) << "a refused out= tensor is left as it was";
+  {
+    test_util::WarningCapture warnings;
+    TensorIterator::binary_op("add", wrong, a, a);
+    EXPECT_EQ(warnings.messages(),
+              (std::vector<std::string>{test_util::resized_out_warning("[4]", "[2, 3]")}));
+  }
+  EXPECT_EQ(vec(wrong.sizes()), (Ints{2, 3}));
 
   Tensor empty_out = empty({0}, TensorOptions().dtype(kFloat));
   TensorIterator it = TensorIterator::binary_op("add", empty_out, a, a);
@@ -291,14 +295,98 @@ TEST_F(TensorIteratorTest, DimensionsAreOrderedByTheOutputsStridesFirst) {
   EXPECT_EQ(vec(it.loop_shape()), (Ints{2, 3}));
   EXPECT_EQ(loop_strides(it, 0), (Ints{1, 2}));
   EXPECT_EQ(loop_strides(it, 1), (Ints{3, 1}));
-  // A new output is contiguous, and the output's strides come first: a transposed input is
-  // walked across.
+  // A new output takes the transposed input's layout (Note [Output layout]): both are walked
+  // as one dense run.
   Tensor t = make_view(storage, {2, 3}, {1, 2}, 0);
   TensorIterator fresh = TensorIterator::unary_op("neg", Tensor(), t);
-  EXPECT_EQ(vec(fresh.output().strides()), (Ints{3, 1}));
-  EXPECT_EQ(vec(fresh.loop_shape()), (Ints{3, 2}));
-  EXPECT_EQ(loop_strides(fresh, 0), (Ints{1, 3}));
-  EXPECT_EQ(loop_strides(fresh, 1), (Ints{2, 1}));
+  EXPECT_EQ(vec(fresh.output().strides()), (Ints{1, 2}));
+  EXPECT_EQ(vec(fresh.loop_shape()), (Ints{6}));
+  EXPECT_EQ(loop_strides(fresh, 0), (Ints{1}));
+  EXPECT_EQ(loop_strides(fresh, 1), (Ints{1}));
+}
+
+// ---- Output layout (Note [Output layout]) -----------------------------------------------------
+
+// The strides of the new output of add(a, b), a and b being views of new float tensors.
+Ints add_strides(const Tensor& a, const Tensor& b) {
+  return vec(TensorIterator::binary_op("add", Tensor(), a, b).output().strides());
+}
+Tensor view(Ints storage_sizes, Ints sizes, Ints strides, ScalarType dtype = kFloat) {
+  return make_view(empty(storage_sizes, TensorOptions().dtype(dtype)), sizes, strides, 0);
+}
+
+TEST_F(TensorIteratorTest, InputsOfOneShapeGiveContiguousChannelsLastOrTheirCommonStrides) {
+  const Tensor contiguous = view({2, 3, 4, 5}, {2, 3, 4, 5}, {60, 20, 5, 1});
+  const Tensor nhwc = view({2, 3, 4, 5}, {2, 3, 4, 5}, {60, 1, 15, 3});
+  EXPECT_EQ(add_strides(contiguous, contiguous), (Ints{60, 20, 5, 1}));
+  EXPECT_EQ(add_strides(nhwc, nhwc), (Ints{60, 1, 15, 3}));
+  // Dense with the same strides: those strides.
+  const Tensor permuted = view({24}, {2, 3, 4}, {1, 8, 2});
+  EXPECT_EQ(add_strides(permuted, permuted), (Ints{1, 8, 2}));
+  // N, C, 1, 1 in channels-last is also contiguous: contiguous wins, as in PyTorch.
+  const Tensor nc11 = view({6}, {2, 3, 1, 1}, {3, 1, 3, 3});
+  EXPECT_EQ(add_strides(nc11, nc11), (Ints{3, 1, 1, 1}));
+}
+
+TEST_F(TensorIteratorTest, TheFirstInputThatIsNotBroadcastDecidesTheOrder) {
+  const Tensor t = view({12}, {3, 4}, {1, 3});  // transposed
+  const Tensor c = view({12}, {3, 4}, {4, 1});
+  EXPECT_EQ(add_strides(t, c), (Ints{1, 3}));
+  EXPECT_EQ(add_strides(c, t), (Ints{4, 1}));
+  // A row is broadcast along dim 0: the transposed input decides, whatever the order.
+  const Tensor row = view({4}, {4}, {1});
+  EXPECT_EQ(add_strides(row, t), (Ints{1, 3}));
+  EXPECT_EQ(add_strides(t, row), (Ints{1, 3}));
+  // Channels-last against a per-channel (C, 1, 1) tensor stays channels-last.
+  const Tensor nhwc = view({2, 3, 4, 5}, {2, 3, 4, 5}, {60, 1, 15, 3});
+  const Tensor per_channel = view({3}, {3, 1, 1}, {1, 1, 1});
+  EXPECT_EQ(add_strides(per_channel, nhwc), (Ints{60, 1, 15, 3}));
+  // Nobody decides between two broadcast dimensions: the reversed order, contiguous.
+  const Tensor column = view({3}, {3, 1}, {1, 1});
+  EXPECT_EQ(add_strides(column, row), (Ints{4, 1}));
+}
+
+TEST_F(TensorIteratorTest, ASlicedInputGivesADenseOutputInItsOrder) {
+  const Tensor sliced_t = view({8, 3}, {3, 4}, {1, 6});  // t() of every other row
+  TensorIterator it = TensorIterator::unary_op("neg", Tensor(), sliced_t);
+  EXPECT_EQ(vec(it.output().strides()), (Ints{1, 3}));
+}
+
+TEST_F(TensorIteratorTest, AConvertedInputCountsWithTheLayoutOfItsCopy) {
+  // An expanded int64 row is copied to float densely (contiguous), and so decides as a full
+  // contiguous input would: PyTorch's to() before its layout step.
+  const Tensor int_row = view({4}, {3, 4}, {0, 1}, kLong);
+  const Tensor t = view({12}, {3, 4}, {1, 3});
+  EXPECT_EQ(add_strides(int_row, t), (Ints{4, 1}));
+  const Tensor float_row = view({4}, {3, 4}, {0, 1});
+  EXPECT_EQ(add_strides(float_row, t), (Ints{1, 3}));
+}
+
+TEST_F(TensorIteratorTest, MetaOutputsAndResizedOutTensorsAreLaidOutAsNewOnes) {
+  const TensorOptions meta = TensorOptions().dtype(kFloat).device(Device(kMeta));
+  Tensor t = make_view(empty({12}, meta), {3, 4}, {1, 3}, 0);
+  EXPECT_EQ(vec(TensorIterator::unary_op("neg", Tensor(), t).output().strides()), (Ints{1, 3}));
+  Tensor out = empty({0}, TensorOptions().dtype(kFloat));
+  const Tensor a = view({12}, {3, 4}, {1, 3});
+  TensorIterator it = TensorIterator::unary_op("neg", out, a);
+  EXPECT_TRUE(it.output().is_same(out));
+  EXPECT_EQ(vec(out.sizes()), (Ints{3, 4}));
+  EXPECT_EQ(vec(out.strides()), (Ints{1, 3}));
+  // An out= tensor of the right shape keeps its strides.
+  Tensor kept = empty({3, 4}, TensorOptions().dtype(kFloat));
+  (void)TensorIterator::unary_op("neg", kept, a);
+  EXPECT_EQ(vec(kept.strides()), (Ints{4, 1}));
+}
+
+TEST_F(TensorIteratorTest, InferDenseStridesKeepsTheOrderAndLeavesZeroStridesInPlace) {
+  const auto dense = [](const Ints& sizes, const Ints& strides) {
+    const DimVector d = infer_dense_strides(sizes, strides);
+    return Ints(d.begin(), d.end());
+  };
+  EXPECT_EQ(dense({3, 4}, {1, 6}), (Ints{1, 3}));
+  EXPECT_EQ(dense({3, 4}, {0, 1}), (Ints{4, 1}));
+  EXPECT_EQ(dense({2, 3, 4}, {1, 16, 2}), (Ints{1, 8, 2}));
+  EXPECT_EQ(dense({}, {}), (Ints{}));
 }
 
 TEST_F(TensorIteratorTest, ASlicedInputKeepsItsRowsApart) {
