@@ -1,0 +1,178 @@
+// CPU kernels of sort.stable and topk. Each line along `dim` is copied out as (value, index)
+// pairs, ordered, and written to the contiguous values and indices. NaN is larger than every
+// number (last ascending, first descending), as PyTorch's comparators order it, and -0.0 equals
+// 0.0.
+//
+// Note [Sort and topk ties]
+// sort is always stable (equal values keep their order, descending too), which is what PyTorch
+// 1.13's CPU sort gives whether or not `stable` is asked for. topk orders by value and, among
+// equal values, by position (the first k positions of the stable sort): PyTorch's CPU topk
+// picks with nth_element/partial_sort and promises nothing about which of tied elements it
+// returns; where its answer differs in the indices of ties, the values still agree.
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "common/sort_shape.h"
+#include "common/type_dispatch.h"
+#include "cpu/allocator.h"
+#include "cpu/parallel.h"
+#include "opd/half.h"
+#include "opd/native/CPU.h"
+
+namespace opd::native {
+
+namespace {
+
+template <class T>
+constexpr bool kReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// The value a key compares by: floats as float (Half, BFloat16) or themselves.
+template <class T>
+auto key_of(T v) {
+  if constexpr (kReducedFloat<T>) {
+    return static_cast<float>(v);
+  } else {
+    return v;
+  }
+}
+
+template <class K>
+bool is_nan(K v) {
+  if constexpr (std::is_floating_point_v<K>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+// a before b, ascending (NaN last) or descending (NaN first).
+template <class K>
+bool before(K a, K b, bool descending) {
+  if (descending) return is_nan(a) ? !is_nan(b) : a > b;
+  return is_nan(b) ? !is_nan(a) : a < b;
+}
+
+template <class K>
+struct Entry {
+  K key;
+  int64_t index;
+};
+
+// The geometry of a line along `dim` of a tensor: element (o, j, i) of [outer, n, inner].
+struct Lines {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+Lines lines_of(const Tensor& t, int64_t dim) {
+  Lines l;
+  if (t.dim() == 0) return l;
+  l.n = t.size(dim);
+  for (int64_t d = 0; d < dim; ++d) l.outer *= t.size(d);
+  for (int64_t d = dim + 1; d < t.dim(); ++d) l.inner *= t.size(d);
+  return l;
+}
+
+// Runs fn(entries, o, i) on every line of the contiguous `src` (T elements), its entries filled
+// with (key, position), lines in parallel.
+template <class T, class F>
+void for_each_sorted_line(const T* src, const Lines& l, F&& fn) {
+  using K = decltype(key_of(T{}));
+  const int64_t lines = l.outer * l.inner;
+  const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, l.n));
+  cpu::parallel_for(0, lines, grain, [&](int64_t b, int64_t e) {
+    std::vector<Entry<K>> entries(static_cast<size_t>(l.n));
+    for (int64_t line = b; line < e; ++line) {
+      const int64_t o = line / l.inner, i = line % l.inner;
+      const T* p = src + o * l.n * l.inner + i;
+      for (int64_t j = 0; j < l.n; ++j) entries[j] = {key_of(p[j * l.inner]), j};
+      fn(entries, o, i);
+    }
+  });
+}
+
+Tensor contiguous_input(const Tensor& self) {
+  return self.is_contiguous() ? self : self.contiguous();
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> sort_stable(const Tensor& self, std::optional<bool> /*stable*/,
+                                       int64_t dim, bool descending) {
+  common::sort_check(self);
+  dim = maybe_wrap_dim(dim, self.dim());
+  Tensor values = cpu::empty_cpu(self.sizes(), self.scalar_type());
+  Tensor indices = cpu::empty_cpu(self.sizes(), kLong);
+  if (self.numel() == 0) return {values, indices};
+  const Tensor src = contiguous_input(self);
+  const Lines l = lines_of(self, dim);
+  common::visit_dtype<false>(self.scalar_type(), "sort", [&](auto t) {
+    using T = decltype(t);
+    using K = decltype(key_of(T{}));
+    const T* s = static_cast<const T*>(src.data_ptr());
+    T* v = static_cast<T*>(values.data_ptr());
+    int64_t* x = indices.data_ptr<int64_t>();
+    for_each_sorted_line<T>(s, l, [&](std::vector<Entry<K>>& e, int64_t o, int64_t i) {
+      std::stable_sort(e.begin(), e.end(), [descending](const Entry<K>& a, const Entry<K>& b) {
+        return before(a.key, b.key, descending);
+      });
+      const int64_t base = o * l.n * l.inner + i;
+      const T* line = s + base;
+      for (int64_t j = 0; j < l.n; ++j) {
+        v[base + j * l.inner] = line[e[j].index * l.inner];
+        x[base + j * l.inner] = e[j].index;
+      }
+    });
+  });
+  return {values, indices};
+}
+
+std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                                bool sorted) {
+  const std::vector<int64_t> sizes = common::topk_sizes(self, k, dim);
+  dim = maybe_wrap_dim(dim, self.dim());
+  Tensor values = cpu::empty_cpu(sizes, self.scalar_type());
+  Tensor indices = cpu::empty_cpu(sizes, kLong);
+  if (values.numel() == 0) return {values, indices};
+  const Tensor src = contiguous_input(self);
+  const Lines l = lines_of(self, dim);
+  common::visit_dtype<false>(self.scalar_type(), "topk_cpu", [&](auto t) {
+    using T = decltype(t);
+    using K = decltype(key_of(T{}));
+    const T* s = static_cast<const T*>(src.data_ptr());
+    T* v = static_cast<T*>(values.data_ptr());
+    int64_t* x = indices.data_ptr<int64_t>();
+    // See Note [Sort and topk ties]: equal keys by position.
+    auto first = [largest](const Entry<K>& a, const Entry<K>& b) {
+      if (before(a.key, b.key, largest)) return true;
+      if (before(b.key, a.key, largest)) return false;
+      return a.index < b.index;
+    };
+    for_each_sorted_line<T>(s, l, [&](std::vector<Entry<K>>& e, int64_t o, int64_t i) {
+      if (k < l.n) {
+        if (sorted && k * 8 < l.n) {
+          std::partial_sort(e.begin(), e.begin() + k, e.end(), first);
+        } else {
+          std::nth_element(e.begin(), e.begin() + (k - 1), e.end(), first);
+          if (sorted) std::sort(e.begin(), e.begin() + k, first);
+        }
+      } else if (sorted) {
+        std::sort(e.begin(), e.end(), first);
+      }
+      const int64_t in_base = o * l.n * l.inner + i;
+      const int64_t out_base = o * k * l.inner + i;
+      for (int64_t j = 0; j < k; ++j) {
+        v[out_base + j * l.inner] = s[in_base + e[j].index * l.inner];
+        x[out_base + j * l.inner] = e[j].index;
+      }
+    });
+  });
+  return {values, indices};
+}
+
+}  // namespace opd::native
