@@ -55,6 +55,8 @@ Tensor slice_Tensor(const Tensor& self, int64_t dim, std::optional<int64_t> star
   return view_with(self, slice_geometry(geometry_of(self), dim, start, end, step));
 }
 
+Tensor alias(const Tensor& self) { return view_with(self, geometry_of(self)); }
+
 Tensor select_int(const Tensor& self, int64_t dim, int64_t index) {
   return view_with(self, select_geometry(geometry_of(self), dim, index));
 }

@@ -1,7 +1,19 @@
-// Basic indexing, as PyTorch's applySlicing: x[0], x[:, 1:3], x[..., None], x[0] = 1, each a
-// view made by aten::select, aten::slice and aten::unsqueeze (sharing storage and version
-// counter); assignment copies into that view (copy_ broadcasts, fill_ for a number). Advanced
-// indexing (tensors, lists, bools) needs aten::index, which no plugin defines: IndexError.
+// Tensor.__getitem__ and __setitem__ with PyTorch's rules (torch/csrc/autograd/python_variable_
+// indexing.cpp, applySlicing): ints, slices, None and `...` index as views (aten::select, slice,
+// unsqueeze, sharing storage and version counter); tensors, lists of ints or bools and Python
+// bools are advanced indices, gathered by aten::index (a copy) and written by aten::index_put_.
+//
+// Note [Advanced indices in Python]
+// The basic items are applied first, left to right, each advanced index being recorded at the
+// dimension of the partial result it stands at (a bool or byte mask covers as many dimensions as
+// it has). aten::index then places the indexed dimensions (Note [Advanced indexing] in
+// plugins/common/index_shape.h). A list is a single advanced index (x[[0, 1]]) unless it holds a
+// slice, None, `...`, a tensor or another sequence, when it is read as a tuple of items (NumPy's
+// legacy rule, as PyTorch's treatSequenceAsTuple). A Python bool adds a dimension of size 1
+// (True) or 0 (False). Assignment drops the value's leading size-1 dimensions (PyTorch's slicePrefix1sSize) before copy_, fill_ or index_put_; a
+// number takes self's dtype, a tensor keeps its own (index_put_ refuses another, as torch's).
+//
+// Also here: the properties x.T (dimensions reversed) and x.mT (the last two swapped).
 
 #include <pybind11/pybind11.h>
 
@@ -18,29 +30,106 @@ namespace py = pybind11;
 namespace opd::python {
 namespace {
 
-Tensor apply_index(const Tensor& self, py::handle index) {
-  std::vector<py::handle> items;
-  if (PyTuple_Check(index.ptr())) {
-    for (py::handle h : py::reinterpret_borrow<py::tuple>(index)) items.push_back(h);
-  } else {
-    items.push_back(index);
+// The result of the basic items, and the advanced indices recorded against its dimensions.
+struct Indexed {
+  Tensor view;
+  std::vector<std::optional<Tensor>> indices;
+  bool advanced() const { return !indices.empty(); }
+};
+
+bool is_mask(const Tensor& t) {
+  return t.scalar_type() == ScalarType::Bool || t.scalar_type() == ScalarType::UInt8;
+}
+
+// A list (or other sequence) as an index tensor: opdispatch.tensor's reading; an empty one is a
+// long tensor, as PyTorch's.
+Tensor sequence_to_tensor(py::handle seq) {
+  static PyObject* make = [] {
+    py::object f = py::module_::import("opdispatch").attr("tensor");
+    return f.release().ptr();  // kept for the process, as the module is
+  }();
+  py::object t = py::reinterpret_borrow<py::object>(make)(seq);
+  Tensor result = *unwrap(t);
+  if (result.numel() == 0 && !is_mask(result) && result.scalar_type() != ScalarType::Int64) {
+    py::gil_scoped_release r;
+    result = opd::empty({0}, TensorOptions(ScalarType::Int64));
   }
-  int64_t consumed = 0;  // dimensions of self an item indexes (ints and slices)
+  return result;
+}
+
+bool is_sequence_index(py::handle h) {
+  return !unwrap(h) && PySequence_Check(h.ptr()) && !PyUnicode_Check(h.ptr()) &&
+         !PyBytes_Check(h.ptr());
+}
+
+// PyTorch's treatSequenceAsTuple.
+bool sequence_is_tuple(py::handle index) {
+  if (PyTuple_Check(index.ptr())) return true;
+  if (unwrap(index) || !is_sequence_index(index)) return false;
+  const Py_ssize_t n = PySequence_Size(index.ptr());
+  if (n < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  if (n >= 32) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    py::object item = py::reinterpret_steal<py::object>(PySequence_GetItem(index.ptr(), i));
+    if (!item) {
+      PyErr_Clear();
+      return false;
+    }
+    PyObject* o = item.ptr();
+    if (unwrap(item) || is_sequence_index(item) || PySlice_Check(o) || o == Py_Ellipsis ||
+        o == Py_None) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Indexed apply_index(const Tensor& self, py::handle index) {
+  std::vector<py::object> items;
+  if (sequence_is_tuple(index)) {
+    py::object seq = py::reinterpret_steal<py::object>(PySequence_Fast(index.ptr(), "index"));
+    if (!seq) throw py::error_already_set();
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      items.push_back(py::reinterpret_borrow<py::object>(PySequence_Fast_GET_ITEM(seq.ptr(), i)));
+    }
+  } else {
+    items.push_back(py::reinterpret_borrow<py::object>(index));
+  }
+  // Lists become tensors first: a mask's dimensions count towards those consumed.
+  for (py::object& item : items) {
+    if (is_sequence_index(item)) item = wrap(sequence_to_tensor(item));
+  }
+  int64_t consumed = 0;  // dimensions of self the items index
   bool ellipsis = false;
-  for (py::handle h : items) {
-    if (h.ptr() == Py_Ellipsis) {
+  for (const py::object& h : items) {
+    PyObject* o = h.ptr();
+    if (o == Py_Ellipsis) {
       OPD_CHECK_T(IndexError, !ellipsis, "an index can only have a single ellipsis ('...')");
       ellipsis = true;
-    } else if (!h.is_none()) {
+    } else if (const Tensor* t = unwrap(h)) {
+      consumed += is_mask(*t) ? t->dim() : 1;
+    } else if (o != Py_None && !PyBool_Check(o)) {
       ++consumed;
     }
   }
   OPD_CHECK_T(IndexError, consumed <= self.dim(), "too many indices for tensor of dimension {}",
               self.dim());
-  Tensor result = self;
+  Indexed out{self, {}};
+  Tensor& result = out.view;
   int64_t dim = 0;       // in result
   int64_t self_dim = 0;  // in self, as errors name it
-  for (py::handle h : items) {
+  auto record = [&](const Tensor& t) {
+    if (static_cast<int64_t>(out.indices.size()) < dim + 1) out.indices.resize(dim + 1);
+    out.indices[dim] = t;
+    const int64_t n = is_mask(t) ? t.dim() : 1;
+    dim += n;
+    self_dim += n;
+  };
+  for (const py::object& h : items) {
     PyObject* o = h.ptr();
     if (o == Py_Ellipsis) {
       dim += self.dim() - consumed;
@@ -49,6 +138,20 @@ Tensor apply_index(const Tensor& self, py::handle index) {
       py::gil_scoped_release r;
       result = opd::unsqueeze(result, dim);
       ++dim;
+    } else if (PyBool_Check(o)) {
+      {
+        py::gil_scoped_release r;
+        result = opd::unsqueeze(result, dim);
+      }
+      // True keeps the new dimension's one element, False none.
+      Tensor t;
+      {
+        py::gil_scoped_release r;
+        t = o == Py_True ? opd::zeros({1}, TensorOptions(ScalarType::Int64))
+                         : opd::empty({0}, TensorOptions(ScalarType::Int64));
+      }
+      record(t);
+      --self_dim;
     } else if (PySlice_Check(o)) {
       Py_ssize_t start = 0, stop = 0, step = 0;
       if (PySlice_Unpack(o, &start, &stop, &step) < 0) throw py::error_already_set();
@@ -58,7 +161,9 @@ Tensor apply_index(const Tensor& self, py::handle index) {
       result = opd::slice(result, dim, start, stop, step);
       ++dim;
       ++self_dim;
-    } else if (!PyBool_Check(o) && unwrap(h) == nullptr && PyIndex_Check(o)) {
+    } else if (const Tensor* t = unwrap(h)) {
+      record(*t);
+    } else if (PyIndex_Check(o)) {
       py::object index_int = py::reinterpret_steal<py::object>(PyNumber_Index(o));
       if (!index_int) throw py::error_already_set();
       int64_t i = 0;
@@ -76,12 +181,12 @@ Tensor apply_index(const Tensor& self, py::handle index) {
       result = opd::select(result, dim, i < 0 ? i + size : i);
     } else {
       throw IndexError(
-          "opdispatch: only integers, slices (`:`), ellipsis (`...`) and None are valid "
-          "indices (advanced indexing needs aten::index, which no loaded plugin defines); got " +
-          type_name(h));
+          "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+          "valid indices (got " +
+          type_name(h) + ")");
     }
   }
-  return result;
+  return out;
 }
 
 // The number assigned by x[i] = value; an int outside int64 is torch's overflow error, named.
@@ -93,22 +198,91 @@ std::optional<Scalar> value_scalar(py::handle value) {
   }
 }
 
+// `v` without its leading size-1 dimensions (PyTorch's slicePrefix1sSize).
+Tensor without_leading_ones(Tensor v) {
+  int64_t drop = 0;
+  while (drop < v.dim() && v.size(drop) == 1) ++drop;
+  if (drop == 0) return v;
+  return v.view(std::vector<int64_t>(v.sizes().begin() + drop, v.sizes().end()));
+}
+
+void set_item(const Tensor& self, py::handle index, py::handle value) {
+  Indexed target = apply_index(self, index);
+  const Tensor* v = unwrap(value);
+  std::optional<Scalar> s;
+  if (!v) {
+    s = value_scalar(value);
+    if (!s) throw TypeError("can't assign a " + type_name(value) + " to a Tensor");
+  }
+  py::gil_scoped_release r;
+  const Tensor& view = target.view;
+  if (!target.advanced()) {
+    if (v) {
+      view.copy_(without_leading_ones(*v));
+    } else {
+      view.fill_(*s);
+    }
+    return;
+  }
+  // A number takes self's dtype; a tensor keeps its own, which index_put_ checks (as torch).
+  const Tensor values =
+      v ? without_leading_ones(*v)
+        : opd::scalar_tensor(*s, TensorOptions(view.scalar_type()).device(view.device()));
+  Tensor written = view;
+  opd::index_put_(written, target.indices, values, false);
+}
+
+Tensor get_item(const Tensor& self, py::handle index) {
+  Indexed target = apply_index(self, index);
+  if (!target.advanced()) return target.view;
+  py::gil_scoped_release r;
+  return opd::index(target.view, target.indices);
+}
+
 }  // namespace
 
 void bind_indexing(py::class_<Tensor>& cls) {
   cls.def("__getitem__",
-          [](const Tensor& self, py::handle index) { return wrap(apply_index(self, index)); })
-      .def("__setitem__", [](const Tensor& self, py::handle index, py::handle value) {
-        Tensor view = apply_index(self, index);
-        if (const Tensor* v = unwrap(value)) {
+          [](const Tensor& self, py::handle index) { return wrap(get_item(self, index)); })
+      .def("__setitem__", &set_item)
+      .def_property_readonly(
+          "T",
+          [](const Tensor& self) {
+            if (self.dim() > 2) {
+              static bool warned = false;
+              if (!warned) {
+                warned = true;
+                if (PyErr_WarnEx(PyExc_UserWarning,
+                                 "The use of `x.T` on tensors of dimension other than 2 to reverse "
+                                 "their shape is deprecated and it will throw an error in a future "
+                                 "release. Consider `x.mT` to transpose batches of matrices or "
+                                 "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                                 "dimensions of a tensor.",
+                                 1) < 0) {
+                  throw py::error_already_set();
+                }
+              }
+            }
+            std::vector<int64_t> dims;
+            for (int64_t d = self.dim() - 1; d >= 0; --d) dims.push_back(d);
+            Tensor t;
+            {
+              py::gil_scoped_release r;
+              t = opd::permute(self, dims);
+            }
+            return wrap(std::move(t));
+          })
+      .def_property_readonly("mT", [](const Tensor& self) {
+        OPD_CHECK(self.dim() >= 2,
+                  "tensor.mT is only supported on matrices or batches of matrices. Got {}-D "
+                  "tensor.",
+                  self.dim());
+        Tensor t;
+        {
           py::gil_scoped_release r;
-          view.copy_(*v);
-        } else if (auto s = value_scalar(value)) {
-          py::gil_scoped_release r;
-          view.fill_(*s);
-        } else {
-          throw TypeError("can't assign a " + type_name(value) + " to a Tensor");
+          t = opd::transpose(self, -2, -1);
         }
+        return wrap(std::move(t));
       });
 }
 

@@ -131,12 +131,42 @@ def bench_named_add():
         report(f"{name}, 2x3", t["opd"], t.get("torch"))
 
 
+def bench_indexing():
+    """Advanced indexing (issue 31 §4): x[idx] with a long index and x[mask] on 1M float32,
+    x[idx] = v, and x[idx] on a 2x3 tensor for the small-call overhead (goal <= 0.5)."""
+    n = 1 << 20
+    cases = []
+    x = opd.rand(n)
+    idx = (opd.rand(n) * (n - 1)).to(opd.int64)
+    mask = x > 0.5
+    v = opd.rand(n)
+    small, small_idx = opd.rand(2, 3), opd.tensor([1, 0])
+    if torch is not None:
+        tx, tidx, tmask, tv = (torch.from_dlpack(t) for t in (x, idx, mask.to(opd.uint8), v))
+        tmask = tmask.bool()
+        tsmall, tsmall_idx = torch.rand(2, 3), torch.tensor([1, 0])
+    def put(a, i, b):
+        a[i] = b
+    cases = [
+        ("x[idx], 1M float32, 1M long", lambda: x[idx], lambda: tx[tidx], 1.0),
+        ("x[mask], 1M float32", lambda: x[mask], lambda: tx[tmask], 1.0),
+        ("x[idx] = v, 1M float32", lambda: put(x, idx, v), lambda: put(tx, tidx, tv), 1.0),
+        ("x[idx], 2x3, 2 indices", lambda: small[small_idx], lambda: tsmall[tsmall_idx], 0.5),
+    ]
+    for name, ours, theirs, goal in cases:
+        c = {"opd": ours}
+        if torch is not None:
+            c["torch"] = theirs
+        t = measure(c)
+        report(name, t["opd"], t.get("torch"), goal)
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
     "PyNamedAdd": bench_named_add,
     "PyPythonKernel": bench_python_kernel,
     "PyDlpack": bench_dlpack,
+    "PyIndexing": bench_indexing,
 }
 
 

@@ -56,6 +56,11 @@ std::string cpp_argument_type(const FunctionSchema& s, const Argument& a) {
     case TypeKind::List:
       if (is_int_list(t)) return "IntArrayRef";
       if (t.contained()[0]->kind() == TypeKind::Tensor && !a.is_write()) return "TensorList";
+      // Tensor?[] (index.Tensor's indices), as the dispatcher boxes it.
+      if (t.contained()[0]->kind() == TypeKind::Optional &&
+          t.contained()[0]->contained()[0]->kind() == TypeKind::Tensor && !a.is_write()) {
+        return "const std::vector<std::optional<Tensor>>&";
+      }
       unsupported(s, where);
     case TypeKind::Optional: {
       const Type& e = *t.contained()[0];

@@ -370,6 +370,75 @@ TEST_P(ViewOps, CatErrors) {
             "Tensors must have same number of dimensions: got 2 and 1");
 }
 
+// ---- shape operators and advanced indexing (issue #31) -------------------------------------------
+
+TEST_P(ViewOps, SplitChunkUnbindNarrowMovedimAndDiagonalAreViews) {
+  Tensor x = iota({3, 4});
+  std::vector<Tensor> parts = split(x, 3, 1);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(sizes(parts[1]), (Ints{3, 1}));
+  for (const Tensor& p : parts) EXPECT_TRUE(is_view_of(p, x));
+  EXPECT_EQ(sizes(split(x, Ints{1, 2}, 0)[1]), (Ints{2, 4}));
+  EXPECT_EQ(chunk(x, 3, 1).size(), 2u);
+  std::vector<Tensor> rows = unbind(x, 0);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(is_view_of(rows[2], x));
+  EXPECT_TRUE(tensors_equal(rows[2], make({8, 9, 10, 11}, {4})));
+  Tensor n = narrow(x, 1, -3, 2);
+  EXPECT_TRUE(is_view_of(n, x));
+  EXPECT_TRUE(tensors_equal(n, make({1, 2, 5, 6, 9, 10}, {3, 2})));
+  Tensor m = movedim(iota({2, 3, 4}), 0, 2);
+  EXPECT_EQ(sizes(m), (Ints{3, 4, 2}));
+  Tensor d = diagonal(x, 1);
+  EXPECT_TRUE(is_view_of(d, x));
+  EXPECT_TRUE(tensors_equal(d, make({1, 6, 11}, {3})));
+  EXPECT_EQ(sizes(squeeze(iota({1, 3, 1}))), (Ints{3}));
+  EXPECT_EQ(sizes(unflatten(x, 1, {2, -1})), (Ints{3, 2, 2}));
+  EXPECT_EQ(test::error_of([&] { narrow(x, 1, 2, 3); }),
+            "start (2) + length (3) exceeds dimension size (4).");
+  EXPECT_EQ(test::error_of([&] { split(x, Ints{1, 1}, 1); }),
+            "split_with_sizes expects split_sizes to sum exactly to 4 (input tensor's size at "
+            "dimension 1), but got split_sizes=[1, 1]");
+}
+
+TEST_P(ViewOps, StackRepeatFlipRollAndTriangles) {
+  Tensor a = iota({2, 3});
+  EXPECT_EQ(sizes(stack({a, a}, 1)), (Ints{2, 2, 3}));
+  EXPECT_TRUE(tensors_equal(repeat(make({1, 2}, {2}), {2, 2}),
+                            make({1, 2, 1, 2, 1, 2, 1, 2}, {2, 4})));
+  EXPECT_TRUE(tensors_equal(flip(a, {0, 1}), make({5, 4, 3, 2, 1, 0}, {2, 3})));
+  EXPECT_TRUE(tensors_equal(roll(a, {1}), make({5, 0, 1, 2, 3, 4}, {2, 3})));
+  EXPECT_TRUE(tensors_equal(tril(a), make({0, 0, 0, 3, 4, 0}, {2, 3})));
+  EXPECT_TRUE(tensors_equal(triu(a, 1), make({0, 1, 2, 0, 0, 5}, {2, 3})));
+  EXPECT_EQ(test::error_of([&] { flip(a, {0, 0}); }),
+            "dim 0 appears multiple times in the list of dims");
+  EXPECT_EQ(test::error_of([&] { stack({a, iota({3})}); }),
+            "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [3] at "
+            "entry 1");
+}
+
+TEST_P(ViewOps, IndexGathersAndIndexPutScatters) {
+  if (GetParam().type != DeviceType::CPU) GTEST_SKIP() << "index kernels are CPU and Meta";
+  Tensor x = iota({3, 4});
+  Tensor idx = test::tensor({2, 0}, {2}, kLong, GetParam());
+  EXPECT_TRUE(tensors_equal(index(x, {idx}), make({8, 9, 10, 11, 0, 1, 2, 3}, {2, 4})));
+  EXPECT_TRUE(tensors_equal(index(x, {std::nullopt, idx}), make({2, 0, 6, 4, 10, 8}, {3, 2})));
+  Tensor mask = test::tensor({1, 0, 1}, {3}, kBool, GetParam());
+  EXPECT_EQ(sizes(index(x, {mask})), (Ints{2, 4}));
+  Tensor y = iota({4});
+  Tensor dup = test::tensor({1, 1, 3}, {3}, kLong, GetParam());
+  index_put_(y, {dup}, make({1, 2, 3}, {3}), /*accumulate=*/true);
+  EXPECT_TRUE(tensors_equal(y, make({0, 4, 2, 6}, {4})));
+  EXPECT_TRUE(tensors_equal(nonzero(make({0, 1, 0, 2}, {2, 2})),
+                            test::tensor({0, 1, 1, 1}, {2, 2}, kLong, GetParam())));
+  Tensor out_of_range = test::tensor({5}, {1}, kLong, GetParam());
+  EXPECT_EQ(test::error_of([&] { index(x, {out_of_range}); }),
+            "index 5 is out of bounds for dimension 0 with size 3");
+  EXPECT_EQ(test::error_of([&] { index(iota({4}), {mask}); }),
+            "The shape of the mask [3] at index 0 does not match the shape of the indexed tensor "
+            "[4] at index 0");
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ViewOps, ::testing::ValuesIn(test::op_test_devices()),
                          [](const auto& info) {
                            return std::string(device_type_name(info.param.type));
