@@ -14,6 +14,7 @@
 #include "opd/error.h"
 #include "opd/library.h"
 #include "plugins/ops/op_test_util.h"
+#include "warning_capture.h"
 
 namespace opd::common {
 namespace {
@@ -119,7 +120,7 @@ TEST_F(OutputTest, OverridingEmptyChangesFactoriesButNotKernelOutputs) {
 
 // ---- resize_output --------------------------------------------------------------------------
 
-TEST_F(OutputTest, ResizeOutputKeepsTheRightShapeResizesAnEmptyOneAndRefusesTheRest) {
+TEST_F(OutputTest, ResizeOutputKeepsTheRightShapeResizesAnEmptyOneAndWarnsForTheRest) {
   Tensor same = tensor({1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_FALSE(resize_output("add", same, Ints{2, 3}));
   EXPECT_EQ(vec(same.sizes()), (Ints{2, 3}));
@@ -129,16 +130,16 @@ TEST_F(OutputTest, ResizeOutputKeepsTheRightShapeResizesAnEmptyOneAndRefusesTheR
   EXPECT_EQ(vec(none.sizes()), (Ints{2, 3}));
   EXPECT_EQ(vec(none.strides()), (Ints{3, 1}));
 
+  test_util::WarningCapture warnings;
   Tensor full = tensor({1, 2, 3, 4}, {4});
-  EXPECT_EQ(error_text<Error>([&] {
-              resize_output("add", full, Ints{2, 3});
-            }),
-            "add: expected out tensor to have shape [2, 3], but got [4] instead (an out= tensor "
-            "with elements is never resized)");
-  EXPECT_EQ(vec(full.sizes()), (Ints{4}));
+  EXPECT_TRUE(resize_output("add", full, Ints{2, 3}));
+  EXPECT_EQ(vec(full.sizes()), (Ints{2, 3}));
   Tensor empty_2d = empty(Ints{0, 3}, TensorOptions().dtype(kFloat));
   EXPECT_TRUE(resize_output("mul", empty_2d, Ints{3}));
   EXPECT_EQ(vec(empty_2d.sizes()), (Ints{3}));
+  EXPECT_EQ(warnings.messages(),
+            (std::vector<std::string>{test_util::resized_out_warning("[4]", "[2, 3]")}))
+      << "PyTorch warns for an out with elements only";
 }
 
 // ---- Overlap --------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "op_test_util.h"
+#include "warning_capture.h"
 #include "opd/ops.h"
 
 namespace opd {
@@ -239,22 +240,18 @@ TEST_P(InPlaceOut, AnEmptyOutIsResized) {
   EXPECT_TRUE(tensors_equal(q, vec({0.5, 1}, kDouble)));
 }
 
-TEST_P(InPlaceOut, AnOutWithElementsIsNeverResized) {
+TEST_P(InPlaceOut, AnOutWithElementsIsResizedWithPyTorchsWarning) {
   Tensor out = empty_of({4});
-  const uint32_t version = out.version();
-  // This build refuses where PyTorch 1.13 warns and resizes (plugins/common/output.cpp).
-  EXPECT_EQ(test::error_of([&] {
-              add_out(out, make({1, 2, 3, 4, 5, 6}, {2, 3}), vec({1}));
-            }),
-            "add: expected out tensor to have shape [2, 3], but got [4] instead (an out= tensor "
-            "with elements is never resized)");
-  EXPECT_EQ(test::error_of([&] {
-              mul_out(out, vec({1, 2}), vec({1, 2}));
-            }),
-            "mul: expected out tensor to have shape [2], but got [4] instead (an out= tensor with "
-            "elements is never resized)");
-  EXPECT_EQ(sizes(out), (Ints{4}));
-  EXPECT_EQ(out.version(), version);
+  test_util::WarningCapture warnings;
+  add_out(out, make({1, 2, 3, 4, 5, 6}, {2, 3}), vec({1}));
+  EXPECT_EQ(sizes(out), (Ints{2, 3}));
+  EXPECT_EQ(values(out), (Doubles{2, 3, 4, 5, 6, 7}));
+  mul_out(out, vec({1, 2}), vec({1, 2}));
+  EXPECT_EQ(sizes(out), (Ints{2}));
+  EXPECT_EQ(values(out), (Doubles{1, 4}));
+  EXPECT_EQ(warnings.messages(),
+            (std::vector<std::string>{test_util::resized_out_warning("[4]", "[2, 3]"),
+                                      test_util::resized_out_warning("[2, 3]", "[2]")}));
 }
 
 TEST_P(InPlaceOut, OutDtypeMustTakeTheResultSafely) {
@@ -309,9 +306,11 @@ TEST_F(InPlaceOutMeta, ChecksAndVersionsMatchTheCpu) {
   EXPECT_EQ(test::error_of([&] { meta({2}, kLong).add_(1.5); }),
             "result type Float can't be cast to the desired output type Long");
   EXPECT_EQ(test::error_of([&] { meta({1}).expand({3}).add_(1); }), kInternalOverlap);
-  EXPECT_EQ(test::error_of([&] { add_out(out, meta({4}), meta({4})); }),
-            "add: expected out tensor to have shape [4], but got [2, 3] instead (an out= tensor "
-            "with elements is never resized)");
+  test_util::WarningCapture warnings;
+  add_out(out, meta({4}), meta({4}));
+  EXPECT_EQ(sizes(out), (Ints{4}));
+  EXPECT_EQ(warnings.messages(),
+            (std::vector<std::string>{test_util::resized_out_warning("[2, 3]", "[4]")}));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <typeinfo>
 
 #include "op_test_util.h"
+#include "warning_capture.h"
 
 namespace opd::test {
 namespace {
@@ -431,12 +432,16 @@ TEST_P(ReductionOps, OutFormsTakeTheirDtypeFromOutAsPyTorch) {
             "Expected out tensor to have dtype long int, but got c10::Half instead");
 }
 
-TEST_P(ReductionOps, OutWithElementsIsNeverResizedAndANonContiguousOneIsWritten) {
+TEST_P(ReductionOps, OutWithElementsIsResizedWithAWarningAndANonContiguousOneIsWritten) {
   Tensor x = in({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor out = in({0, 0, 0}, {3});
-  EXPECT_EQ(error_of([&] { opd::sum_out(out, x, {1}); }),
-            "sum: expected out tensor to have shape [2], but got [3] instead (an out= tensor with "
-            "elements is never resized)");
+  {
+    test_util::WarningCapture warnings;
+    opd::sum_out(out, x, {1});
+    EXPECT_EQ(warnings.messages(),
+              (std::vector<std::string>{test_util::resized_out_warning("[3]", "[2]")}));
+  }
+  EXPECT_TRUE(tensors_equal(out, ex({6, 15}, {2})));
   // A transposed out: the contiguous result is copied into it.
   Tensor base = in({0, 0, 0, 0, 0, 0}, {3, 2});
   Tensor target = base.t();  // [2, 3], strides [1, 2]
