@@ -240,7 +240,7 @@ def check_out(T, op, dtype, sample):
     if err is not None or not tensors_of(r):
         return
     out = T._empty_like_result(r, op.out_dtype and op.out_dtype(dtype))
-    result = T.call(op, opdispatch, sample, out=out)
+    result = T.call(op, opdispatch, sample, **{op.out_name: out})
     T._assert_is(result, out, f"{op.name} out=")
     expected = tuple(to_torch(x) for x in r) if isinstance(r, tuple) else to_torch(r)
     T.assert_same(out, expected, op, dtype, what=f"{op.name} out=")

@@ -51,6 +51,8 @@ Added fields:
   nondeterministic  values are random (rand...): only dtype and shape compare.
   out_dtype         (dtype name) -> dtype name of the result, for the out= check's buffer
                     (default: the functional result's own dtype).
+  out_name          the keyword of the out= argument (default "out"; _softmax_backward_data's
+                    is "grad_input").
 
 SampleInput(input, args=(), kwargs=None, name=""): the call is op(lib, input, *args, **kwargs).
 Arguments may be opdispatch tensors, numbers, lists/tuples (of tensors), None, and dtypes given
@@ -135,7 +137,7 @@ class OpInfo:
                  dtypes=dtypes.all, sample_inputs=None, error_inputs=None,
                  supports_autograd=True, ref=None, tol=None, skips=None,
                  compare_strides=False, supports_meta=True, supports_gradgrad=False,
-                 is_factory=False, nondeterministic=False, out_dtype=None):
+                 is_factory=False, nondeterministic=False, out_dtype=None, out_name="out"):
         if sample_inputs is None:
             raise ValueError(f"OpInfo {name}: sample_inputs is required")
         for check in (skips or {}):
@@ -164,6 +166,7 @@ class OpInfo:
         self.is_factory = is_factory
         self.nondeterministic = nondeterministic
         self.out_dtype = out_dtype
+        self.out_name = out_name
 
     def __call__(self, lib, *args, **kwargs):
         return self.op(lib, *args, **kwargs)

@@ -3,6 +3,7 @@ cat, softmax and its private forms, the losses, copy_/fill_/zero_, conversions a
 (mm/bmm/addmm/matmul/linear are python's; sum/mean/amax/amin/argmax/max.dim reductions';
 unary, binary and comparison operators their families'.)"""
 
+import opdispatch
 from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
 ALL = D.all_and_bool + D.complex
@@ -22,6 +23,15 @@ def _aten(name, overload):
     def op(lib, *args, **kwargs):
         return getattr(getattr(lib.ops.aten, name), overload)(*args, **kwargs)
     op.__name__ = f"{name}.{overload}"
+    return op
+
+
+def _aten_out(name, out_name="out"):
+    """lib.ops.aten.<name>.default, or its .out overload when called with `out_name`=."""
+    def op(lib, *args, **kwargs):
+        overload = "out" if out_name in kwargs else "default"
+        return getattr(getattr(lib.ops.aten, name), overload)(*args, **kwargs)
+    op.__name__ = name
     return op
 
 
@@ -316,6 +326,66 @@ def errors_mse_loss(op, make):
                      r"non-singleton dimension 1")
 
 
+# ---- the backward operators of softmax and the losses -----------------------------------------
+
+def sample_softmax_backward(op, make, dtype, rg):
+    forward = opdispatch.log_softmax if op.name.startswith("_log") else opdispatch.softmax
+    cases = (((3, 4), 1, False), ((3, 4), 0, False), ((2, 3, 4), -1, False), ((3, 4), 1, True),
+             ((2, 3, 4), 1, True), ((), 0, False), ((0, 3), 1, False))
+    for shape, dim, transposed in cases:
+        output = forward(make(shape), dim).detach()
+        if transposed:  # the same values, column-major: torch 1.13 misreads these (see ref)
+            output = output.t().contiguous().t() if len(shape) == 2 else \
+                output.transpose(0, 2).contiguous().transpose(0, 2)
+        yield SampleInput(make(shape, requires_grad=rg), args=(output, dim, dtype),
+                          name="non-contiguous output" if transposed else "")
+
+
+def ref_softmax_backward(name):
+    """torch 1.13's _softmax_backward_data reads a non-contiguous `output` as if it were
+    contiguous (wrong values); opdispatch follows the mathematics, so the reference is torch's
+    on a contiguous copy of `output`."""
+    def ref(lib, grad_output, output, dim, input_dtype, **kwargs):
+        return _aten_out(name, "grad_input" if name.startswith("_softmax") else "out")(
+            lib, grad_output, output.contiguous(), dim, input_dtype, **kwargs)
+    return ref
+
+
+def _loss_case(make, rg, n, c, reduction, weighted, ignore_index=-100):
+    x = make((n, c), requires_grad=rg)
+    weight = make((c,), low=0.1) if weighted else None
+    return x, _target(make, (n,), c), weight, reduction, ignore_index
+
+
+def sample_nll_loss_forward(op, make, dtype, rg):
+    for reduction in (0, 1, 2):
+        yield SampleInput(*_loss_case(make, rg, 4, 3, reduction, False)[:1],
+                          args=_loss_case(make, rg, 4, 3, reduction, False)[1:])
+    x, t, w, r, i = _loss_case(make, rg, 4, 3, 1, True, ignore_index=1)
+    yield SampleInput(x, args=(t, w, r, i), name="weight, ignore_index")
+    yield SampleInput(make((5,), requires_grad=rg), args=(_target(make, (), 5), None, 1, -100))
+    yield SampleInput(make((0, 3), requires_grad=rg), args=(_target(make, (0,), 3), None, 1,
+                                                            -100), name="empty mean")
+
+
+def sample_nll_loss_backward(op, make, dtype, rg):
+    for reduction, weighted in ((0, False), (1, False), (2, True), (1, True)):
+        x, t, w, r, i = _loss_case(make, False, 4, 3, reduction, weighted)
+        out, total_weight = opdispatch.ops.aten.nll_loss_forward(x, t, w, r, i)
+        yield SampleInput(make(list(out.shape), requires_grad=rg),
+                          args=(x, t, w, r, i, total_weight))
+
+
+def sample_mse_loss_backward(op, make, dtype, rg):
+    for reduction in (0, 1, 2):
+        x = make((3, 4), requires_grad=rg)
+        grad = make(() if reduction else (3, 4), requires_grad=rg)
+        yield SampleInput(grad, args=(x, make((3, 4), requires_grad=rg), reduction))
+    yield SampleInput(make((), requires_grad=rg),
+                      args=(make((3, 4), noncontiguous=True, requires_grad=rg),
+                            make((4, 3), requires_grad=rg).t(), 1))
+
+
 # ---- copy_, fill_, zero_, conversions --------------------------------------------------------
 
 def sample_copy(op, make, dtype, rg):
@@ -466,6 +536,23 @@ OP_DB = [
     OpInfo("mse_loss", op=_nn("mse_loss"), method=False, supports_out=False,
            dtypes=("float32", "float64", "float16"), sample_inputs=sample_mse_loss,
            error_inputs=errors_mse_loss),
+    OpInfo("_softmax_backward_data", op=_aten_out("_softmax_backward_data", "grad_input"),
+           ref=ref_softmax_backward("_softmax_backward_data"), method=False,
+           out_name="grad_input", dtypes=SOFTMAX_DTYPES, sample_inputs=sample_softmax_backward,
+           # torch 1.13 rounds sum(g * y) to bfloat16 (its Vectorized<BFloat16> arithmetic) before
+           # g - sum cancels; opdispatch keeps float: differences of a bfloat16 step of the sum.
+           tol={"bfloat16": (6e-2, 2e-2)}),
+    OpInfo("_log_softmax_backward_data", op=_aten_out("_log_softmax_backward_data"),
+           ref=ref_softmax_backward("_log_softmax_backward_data"), method=False,
+           dtypes=SOFTMAX_DTYPES, sample_inputs=sample_softmax_backward,
+           tol={"bfloat16": (5e-2, 2e-2)}),
+    OpInfo("nll_loss_forward", op=_aten("nll_loss_forward", "default"), method=False,
+           supports_out=False, dtypes=SOFTMAX_DTYPES, sample_inputs=sample_nll_loss_forward),
+    OpInfo("nll_loss_backward", op=_aten("nll_loss_backward", "default"), method=False,
+           supports_out=False, dtypes=SOFTMAX_DTYPES, sample_inputs=sample_nll_loss_backward),
+    OpInfo("mse_loss_backward", op=_aten("mse_loss_backward", "default"), method=False,
+           supports_out=False, dtypes=("float32", "float64"),  # torch 1.13: no Half backward
+           sample_inputs=sample_mse_loss_backward),
     OpInfo("copy_", op=_cloned("copy_"), method=False, inplace="copy_", supports_out=False,
            dtypes=ALL, sample_inputs=sample_copy, error_inputs=errors_copy),
     OpInfo("fill_", op=_cloned("fill_"), method=False, inplace="fill_", supports_out=False,
@@ -492,3 +579,9 @@ OP_DB = [
     OpInfo("full_like", method=False, supports_out=False, supports_autograd=False,
            dtypes=ALL, sample_inputs=sample_full_like),
 ]
+
+# Second derivatives too, for every differentiable entry here but as_strided, whose backward
+# is not differentiable here (its gradient's gradient is None; torch's is as_strided_scatter's).
+for _op in OP_DB:
+    if _op.supports_autograd and _op.name != "as_strided":
+        _op.supports_gradgrad = True
