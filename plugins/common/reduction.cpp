@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "common/output.h"
+#include "common/type_dispatch.h"
 #include "common/type_promotion.h"
 #include "opd/native/meta_functions.h"
 
@@ -61,7 +64,15 @@ void check_nonzero_size(const char* op, const Tensor& self, int64_t dim) {
 }
 
 void check_not_complex_for(std::string_view op, ScalarType t) {
-  OPD_CHECK_T(TypeError, !is_complex(t), "\"{}\" not implemented for '{}'", op, t);
+  if (is_complex(t)) throw_not_implemented_for(op, t);
+}
+
+// Scalar as c10 prints it in messages: 2 for 2.0, inf, -1.5.
+std::string scalar_text(const Scalar& s) {
+  const double v = s.to<double>();
+  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15)
+    return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{}", v);
 }
 
 }  // namespace
@@ -92,34 +103,132 @@ ReductionMeta amax_meta(std::string_view op, const Tensor& self, IntArrayRef dim
               name);
     for (int64_t d : dim) check_nonzero_size(name.c_str(), self, d);
   }
-  check_not_complex_for(op, self.scalar_type());
+  check_not_complex_for(op == "amax" ? "max_values_cpu" : "min_values_cpu", self.scalar_type());
   DimMask mask = make_dim_mask(dim, self.dim());
   return make_meta(self, mask, keepdim, self.scalar_type());
 }
 
-ReductionMeta argmax_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+ReductionMeta max_all_meta(std::string_view op, const Tensor& self) {
+  OPD_CHECK(self.numel() != 0,
+            "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+            "reduction dim with the 'dim' argument.",
+            op);
+  check_not_complex_for(op == "max" ? "max_all" : "min_all", self.scalar_type());
+  return make_meta(self, make_dim_mask(std::nullopt, self.dim()), false, self.scalar_type());
+}
+
+ReductionMeta argmax_meta(std::string_view op, const Tensor& self, std::optional<int64_t> dim,
+                          bool keepdim) {
+  const std::string name = fmt::format("{}()", op);
   DimMask mask;
   if (dim) {
     const int64_t d = maybe_wrap_dim(*dim, self.dim());
-    check_nonzero_size("argmax()", self, d);
+    check_nonzero_size(name.c_str(), self, d);
     mask = make_dim_mask(IntArrayRef(&d, 1), self.dim());
   } else {
     OPD_CHECK_T(IndexError, self.numel() != 0,
-                "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+                "{}: Expected reduction dim to be specified for input.numel() == 0.", name);
     mask = make_dim_mask(std::nullopt, self.dim());
   }
   const ScalarType t = self.scalar_type();
-  OPD_CHECK_T(TypeError, t != kBool && !is_complex(t), "\"argmax\" not implemented for '{}'", t);
+  if (t == kBool || is_complex(t)) throw_not_implemented_for(fmt::format("{}_cpu", op), t);
   // Without a dim, keepdim keeps every dim as 1 (PyTorch's resize_reduction over all dims).
   return make_meta(self, mask, keepdim, kLong);
 }
 
-ReductionMeta max_dim_meta(const Tensor& self, int64_t dim, bool keepdim) {
+ReductionMeta argmax_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return argmax_meta("argmax", self, dim, keepdim);
+}
+
+ReductionMeta max_dim_meta(std::string_view op, const Tensor& self, int64_t dim, bool keepdim) {
+  const std::string name = fmt::format("{}()", op);
   const int64_t d = maybe_wrap_dim(dim, self.dim());
-  if (self.numel() == 0) check_nonzero_size("max()", self, d);
-  OPD_CHECK(!is_complex(self.scalar_type()), "max(): does not support complex input");
+  if (self.numel() == 0) check_nonzero_size(name.c_str(), self, d);
+  OPD_CHECK(!is_complex(self.scalar_type()), "{}: does not support complex input", name);
   DimMask mask = make_dim_mask(IntArrayRef(&d, 1), self.dim());
   return make_meta(self, mask, keepdim, self.scalar_type());
+}
+
+ReductionMeta max_dim_meta(const Tensor& self, int64_t dim, bool keepdim) {
+  return max_dim_meta("max", self, dim, keepdim);
+}
+
+ReductionMeta prod_meta(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<ScalarType> dtype) {
+  ReductionMeta m = sum_meta(self, dim, keepdim, dtype);
+  if (m.dtype == kHalf || m.dtype == kBFloat16) throw_not_implemented_for("prod_cpu", m.dtype);
+  return m;
+}
+
+ReductionMeta nansum_meta(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                          std::optional<ScalarType> dtype) {
+  OPD_CHECK(!is_complex(self.scalar_type()), "nansum does not support complex inputs");
+  return sum_meta(self, dim, keepdim, dtype);
+}
+
+ReductionMeta count_nonzero_meta(const Tensor& self, IntArrayRef dim) {
+  return make_meta(self, make_dim_mask(dim, self.dim()), false, kLong);
+}
+
+ReductionMeta all_any_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  DimMask mask;
+  if (dim) {
+    const int64_t d = maybe_wrap_dim(*dim, self.dim());
+    mask = make_dim_mask(IntArrayRef(&d, 1), self.dim());
+  } else {
+    mask = make_dim_mask(std::nullopt, self.dim());
+  }
+  return make_meta(self, mask, keepdim, self.scalar_type() == kByte ? kByte : kBool);
+}
+
+namespace {
+
+ScalarType real_type(ScalarType t) {
+  if (t == kComplexFloat) return kFloat;
+  if (t == kComplexDouble) return kDouble;
+  return t;
+}
+
+}  // namespace
+
+ReductionMeta var_meta(std::string_view op, const Tensor& self, OptionalIntArrayRef dim,
+                       bool keepdim) {
+  const ScalarType t = self.scalar_type();
+  OPD_CHECK(is_floating_point(t) || is_complex(t), "{} only support floating point and complex dtypes",
+            op == "var" || op == "std" ? "std and var" : op);
+  return make_meta(self, make_dim_mask(dim, self.dim()), keepdim, real_type(t));
+}
+
+ReductionMeta vector_norm_meta(const Tensor& self, const Scalar& ord, OptionalIntArrayRef dim,
+                               bool keepdim, std::optional<ScalarType> dtype) {
+  const ScalarType t = self.scalar_type();
+  OPD_CHECK(is_floating_point(t) || is_complex(t),
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}", t);
+  const double p = ord.to<double>();
+  if (self.numel() == 0 && (p < 0 || p == std::numeric_limits<double>::infinity())) {
+    OPD_CHECK(dim && !dim->empty(),
+              "linalg.vector_norm cannot compute the {} norm on an empty tensor because the "
+              "operation does not have an identity",
+              scalar_text(ord));
+    for (int64_t d : *dim) {
+      OPD_CHECK(self.size(d) != 0,
+                "linalg.vector_norm cannot compute the {} norm on the dimension {}because this "
+                "dimension is empty and the operation does not have an identity",
+                scalar_text(ord), d);
+    }
+  }
+  if (dtype) {
+    OPD_CHECK(is_floating_point(*dtype) || is_complex(*dtype),
+              "linalg.vector_norm: dtype should be floating point or complex, but got {}", *dtype);
+    OPD_CHECK(is_complex(*dtype) == is_complex(t),
+              "linalg.vector_norm: dtype should be {} for {} inputs, but got {}",
+              is_complex(t) ? "complex" : "real", is_complex(t) ? "complex" : "real", *dtype);
+    OPD_CHECK(promote_types(t, *dtype) == *dtype,
+              "linalg.vector_norm: the dtype of the input ({}) should be convertible without "
+              "narrowing to the specified dtype ({})",
+              t, *dtype);
+  }
+  return make_meta(self, make_dim_mask(dim, self.dim()), keepdim, real_type(dtype.value_or(t)));
 }
 
 ReductionPlan make_reduction_plan(IntArrayRef sizes, IntArrayRef strides, const DimMask& mask) {
@@ -216,7 +325,42 @@ Tensor meta::amin(const Tensor& out, const Tensor& self, IntArrayRef dim, bool k
 
 Tensor meta::argmax(const Tensor& out, const Tensor& self, std::optional<int64_t> dim,
                     bool keepdim) {
-  return output_of("argmax", out, self, common::argmax_meta(self, dim, keepdim));
+  return output_of("argmax", out, self, common::argmax_meta("argmax", self, dim, keepdim));
+}
+
+Tensor meta::argmin(const Tensor& out, const Tensor& self, std::optional<int64_t> dim,
+                    bool keepdim) {
+  return output_of("argmin", out, self, common::argmax_meta("argmin", self, dim, keepdim));
+}
+
+Tensor meta::prod_int(const Tensor& out, const Tensor& self, int64_t dim, bool keepdim,
+                      std::optional<ScalarType> dtype) {
+  if (!dtype && out.defined()) dtype = out.scalar_type();
+  const int64_t d = maybe_wrap_dim(dim, self.dim());
+  return output_of("prod", out, self, common::prod_meta(self, IntArrayRef(&d, 1), keepdim, dtype));
+}
+
+Tensor meta::all(const Tensor& out, const Tensor& self, int64_t dim, bool keepdim) {
+  return output_of("all", out, self, common::all_any_meta(self, dim, keepdim));
+}
+
+Tensor meta::any(const Tensor& out, const Tensor& self, int64_t dim, bool keepdim) {
+  return output_of("any", out, self, common::all_any_meta(self, dim, keepdim));
+}
+
+Tensor meta::all_all(const Tensor& out, const Tensor& self) {
+  return output_of("all", out, self, common::all_any_meta(self, std::nullopt, false));
+}
+
+Tensor meta::any_all(const Tensor& out, const Tensor& self) {
+  return output_of("any", out, self, common::all_any_meta(self, std::nullopt, false));
+}
+
+Tensor meta::linalg_vector_norm(const Tensor& out, const Tensor& self, const Scalar& ord,
+                                OptionalIntArrayRef dim, bool keepdim,
+                                std::optional<ScalarType> dtype) {
+  return output_of("linalg_vector_norm", out, self,
+                   common::vector_norm_meta(self, ord, dim, keepdim, dtype));
 }
 
 }  // namespace opd

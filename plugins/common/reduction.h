@@ -59,19 +59,56 @@ ReductionMeta mean_meta(const Tensor& self, OptionalIntArrayRef dim, bool keepdi
 // amax / amin (`op` is "amax" or "amin"): the input's dtype. An empty input needs named dims of
 // non-zero size: Error "amax(): Expected reduction dim to be specified for input.numel() == 0.
 // Specify the reduction dim with the 'dim' argument.", IndexError "amax(): Expected reduction dim
-// 1 to have non-zero size.". Complex inputs: TypeError "\"amax\" not implemented for
-// 'ComplexFloat'".
+// 1 to have non-zero size.". Complex inputs: Error "\"max_values_cpu\" not implemented for
+// 'ComplexFloat'" (min_values_cpu for amin), PyTorch's kernel names.
 ReductionMeta amax_meta(std::string_view op, const Tensor& self, IntArrayRef dim, bool keepdim);
 
-// argmax: Long indices over `dim` (wrapped), or over the flattened input when none.
-// IndexError "argmax(): Expected reduction dim to be specified for input.numel() == 0." or
-// "argmax(): Expected reduction dim 0 to have non-zero size."; TypeError for Bool and complex.
+// max() and min() over every element (`op` is "max" or "min"): a 0-dim tensor of the input's
+// dtype. Error "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the
+// reduction dim with the 'dim' argument."; complex: "\"max_all\" not implemented for ...".
+ReductionMeta max_all_meta(std::string_view op, const Tensor& self);
+
+// argmax / argmin (`op`): Long indices over `dim` (wrapped), or over the flattened input when
+// none. IndexError "argmax(): Expected reduction dim to be specified for input.numel() == 0." or
+// "argmax(): Expected reduction dim 0 to have non-zero size."; Error "\"argmax_cpu\" not
+// implemented for 'Bool'" for Bool and complex.
+ReductionMeta argmax_meta(std::string_view op, const Tensor& self, std::optional<int64_t> dim,
+                          bool keepdim);
 ReductionMeta argmax_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim);
 
-// max.dim: values in the input's dtype and Long indices, both of `sizes`. IndexError "max():
-// Expected reduction dim 0 to have non-zero size." (or, for a 0-dim input, "max(): Expected
-// reduction dim -1 or 0 for scalar but got 2"); Error "max(): does not support complex input".
+// max.dim / min.dim (`op` is "max" or "min"): values in the input's dtype and Long indices, both
+// of `sizes`. IndexError "max(): Expected reduction dim 0 to have non-zero size." (or, for a 0-dim
+// input, "max(): Expected reduction dim -1 or 0 for scalar but got 2"); Error "max(): does not
+// support complex input".
+ReductionMeta max_dim_meta(std::string_view op, const Tensor& self, int64_t dim, bool keepdim);
 ReductionMeta max_dim_meta(const Tensor& self, int64_t dim, bool keepdim);
+
+// prod / prod.dim_int: sum's dtypes (integers and Bool give Long); Half and BFloat16 are refused
+// as PyTorch 1.13's CPU kernel refuses them ("\"prod_cpu\" not implemented for 'Half'").
+ReductionMeta prod_meta(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<ScalarType> dtype);
+
+// nansum: sum's; Error "nansum does not support complex inputs".
+ReductionMeta nansum_meta(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                          std::optional<ScalarType> dtype);
+
+// count_nonzero.dim_IntList: Long counts over `dim` (every dim when empty), dims dropped.
+ReductionMeta count_nonzero_meta(const Tensor& self, IntArrayRef dim);
+
+// all / any over `dim`, or every dim when none: Bool, or UInt8 for a UInt8 input (PyTorch 1.13).
+ReductionMeta all_any_meta(const Tensor& self, std::optional<int64_t> dim, bool keepdim);
+
+// var / std / var_mean / std_mean (.correction, `op` their name): the input's dtype, the real
+// one for complex. Error "std and var only support floating point and complex dtypes" for other
+// inputs ("var_mean only support ..." and "std_mean only support ..." for those two).
+ReductionMeta var_meta(std::string_view op, const Tensor& self, OptionalIntArrayRef dim,
+                       bool keepdim);
+
+// linalg_vector_norm: PyTorch's checks (a floating or complex input, `dtype` floating, real for
+// a real input, not narrowing; no inf or negative order over an empty input without a named dim
+// of non-zero size) and the real dtype of `dtype` or of the input.
+ReductionMeta vector_norm_meta(const Tensor& self, const Scalar& ord, OptionalIntArrayRef dim,
+                               bool keepdim, std::optional<ScalarType> dtype);
 
 // sum(self, dtype) and mean(self, dtype), the reductions over every dim, on a backend: the meta
 // function of the structured sum.IntList_out or mean.out (opd::meta::sum_IntList, opd::meta::mean),

@@ -1,5 +1,5 @@
-// CPU impl of the structured argmax.out, and the kernel of max.dim; the loop is
-// cpu/reduce_loop.h's.
+// CPU impls of the structured argmax.out and argmin.out, and the kernels of max.dim and min.dim;
+// the loop is cpu/reduce_loop.h's.
 
 #include <optional>
 #include <tuple>
@@ -16,8 +16,9 @@ namespace {
 
 using namespace cpu::reduction;
 
-// argmax and max.dim: the first largest element (the first NaN if any) and its index.
-template <class T>
+// argmax and max.dim (kMax), argmin and min.dim: the first largest (smallest) element, the
+// first NaN if any, and its index.
+template <class T, bool kMax>
 struct ArgMaxReducer {
   struct acc_t {
     T value{};
@@ -28,7 +29,7 @@ struct ArgMaxReducer {
 
   acc_t init() const { return {}; }
   void step(acc_t& a, T v, int64_t i) const {
-    if (a.index < 0 || (!is_nan(a.value) && (v > a.value || is_nan(v)))) a = {v, i};
+    if (a.index < 0 || (!is_nan(a.value) && ((kMax ? v > a.value : v < a.value) || is_nan(v)))) a = {v, i};
   }
   void row(acc_t& a, const T* p, int64_t n, int64_t stride, int64_t first) const {
     for (int64_t k = 0; k < n; ++k) step(a, p[k * stride], first + k);
@@ -44,25 +45,45 @@ struct ArgMaxReducer {
 
 }  // namespace
 
-void argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
-  const common::DimMask mask = common::argmax_meta(self, dim, keepdim).mask;
-  common::visit_dtype<false>(self.scalar_type(), "argmax", [&](auto t) {
+namespace {
+
+template <bool kMax>
+void arg_into(const char* op, const Tensor& self, const common::DimMask& mask, void* values,
+              int64_t* indices) {
+  common::visit_dtype<false>(self.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
-    run_reduction<T>(self, mask, ArgMaxReducer<T>{nullptr, out.data_ptr<int64_t>()});
+    run_reduction<T>(self, mask, ArgMaxReducer<T, kMax>{static_cast<T*>(values), indices});
   });
 }
 
-std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
-  const ReductionMeta m = common::max_dim_meta(self, dim, keepdim);
+template <bool kMax>
+std::tuple<Tensor, Tensor> value_and_index(const char* op, const Tensor& self, int64_t dim,
+                                           bool keepdim) {
+  const ReductionMeta m = common::max_dim_meta(op, self, dim, keepdim);
   Tensor values = cpu::empty_cpu(m.sizes, m.dtype);
   Tensor indices = cpu::empty_cpu(m.sizes, kLong);
-  common::visit_dtype<false>(self.scalar_type(), "max", [&](auto t) {
-    using T = decltype(t);
-    run_reduction<T>(
-        self, m.mask,
-        ArgMaxReducer<T>{static_cast<T*>(values.data_ptr()), indices.data_ptr<int64_t>()});
-  });
+  arg_into<kMax>(op, self, m.mask, values.data_ptr(), indices.data_ptr<int64_t>());
   return {values, indices};
+}
+
+}  // namespace
+
+void argmax_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
+  const common::DimMask mask = common::argmax_meta("argmax", self, dim, keepdim).mask;
+  arg_into<true>("argmax", self, mask, nullptr, out.data_ptr<int64_t>());
+}
+
+void argmin_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
+  const common::DimMask mask = common::argmax_meta("argmin", self, dim, keepdim).mask;
+  arg_into<false>("argmin", self, mask, nullptr, out.data_ptr<int64_t>());
+}
+
+std::tuple<Tensor, Tensor> max_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return value_and_index<true>("max", self, dim, keepdim);
+}
+
+std::tuple<Tensor, Tensor> min_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return value_and_index<false>("min", self, dim, keepdim);
 }
 
 }  // namespace opd::native

@@ -1,5 +1,6 @@
-// CPU impls of the structured sum.IntList_out and mean.out (mean divides by the element count),
-// and sum and mean over every dim through them; the loop is cpu/reduce_loop.h's.
+// CPU impls of the structured sum.IntList_out, mean.out (mean divides by the element count) and
+// prod.int_out, sum, mean and prod over every dim through them, nansum and count_nonzero; the
+// loop is cpu/reduce_loop.h's.
 
 #include <optional>
 #include <type_traits>
@@ -17,74 +18,59 @@ namespace {
 
 using namespace cpu::reduction;
 
-// sum and mean (mean divides by the element count) of T into Out.
-template <class T, class Out, bool kMean>
-struct SumReducer {
-  using acc_t = common::acc_type_t<Out>;
+enum class SumKind { kSum, kMean, kNanSum, kProd };
+
+// sum, mean, nansum (NaN counts as 0) and prod of T into Out.
+template <class T, class Out, SumKind kKind>
+struct SumReducer : ElementwiseReducer<SumReducer<T, Out, kKind>, T, sum_acc_t<T>> {
+  using A = sum_acc_t<T>;
   Out* out;
   int64_t count;
 
-  static acc_t load(T v) { return static_cast<acc_t>(v); }
-  acc_t init() const { return acc_t(0); }
-  void step(acc_t& a, T v, int64_t) const { a += load(v); }
-  void row(acc_t& a, const T* p, int64_t n, int64_t stride, int64_t) const {
-    if constexpr (std::is_integral_v<acc_t>) {
-      for (int64_t k = 0; k < n; ++k) a += load(p[k * stride]);
-    } else {
-      a += common::pairwise_sum<acc_t>(p, n, stride, [](T v) { return load(v); });
-    }
+  SumReducer(Out* o, int64_t n) : out(o), count(n) {}
+  A init() const { return A(kKind == SumKind::kProd ? 1 : 0); }
+  A load(T v) const { return to_acc<A>(v); }
+  template <class V>
+  V map(V v) const {
+    if constexpr (kKind == SumKind::kNanSum && kIsFloat<T>)
+      return v != v ? V{} : v;
+    else
+      return v;
   }
-  void combine(acc_t& a, const acc_t& b) const { a += b; }
-  void write(int64_t o, const acc_t& a) const {
-    if constexpr (kMean)
-      out[o] = convert<Out>(a / static_cast<acc_t>(count));
+  template <class V>
+  V op(V a, V b) const {
+    if constexpr (kKind == SumKind::kProd)
+      return a * b;
+    else
+      return a + b;
+  }
+  void write(int64_t o, A a) const {
+    if constexpr (kKind == SumKind::kMean)
+      out[o] = convert<Out>(a / static_cast<A>(count));
     else
       out[o] = convert<Out>(a);
   }
 };
 
-// A contiguous copy of `self` in `dtype` (sum and mean with an explicit dtype convert first, as
-// PyTorch's TensorIterator does).
-Tensor converted(const Tensor& self, ScalarType dtype, const char* op) {
-  Tensor out = cpu::empty_cpu(self.sizes(), dtype);
-  const ReductionPlan plan = common::make_reduction_plan(
-      self.sizes(), self.strides(), common::make_dim_mask(std::nullopt, self.dim()));
-  if (plan.num_outputs == 0) return out;
-  common::visit_dtype<true>(self.scalar_type(), op, [&](auto from) {
-    using From = decltype(from);
-    common::visit_dtype<true>(dtype, op, [&](auto to) {
-      using To = decltype(to);
-      const From* in = static_cast<const From*>(self.data_ptr());
-      To* o = static_cast<To*>(out.data_ptr());
-      common::for_each_reduced_row(plan, 0, [&](int64_t off, int64_t n, int64_t st, int64_t first) {
-        for (int64_t k = 0; k < n; ++k) o[first + k] = convert<To>(in[off + k * st]);
-      });
-    });
-  });
-  return out;
-}
-
-// sum and mean of `self` over `dim` into `out` (contiguous, of the result's dtype; the meta
-// function made it). An input of another dtype is converted first, as PyTorch's TensorIterator
-// does, except integers widening to Long, which the accumulator does by itself.
-template <bool kMean>
-void sum_into(const char* op, const Tensor& self, OptionalIntArrayRef dim, const Tensor& out) {
-  const common::DimMask mask = common::make_dim_mask(dim, self.dim());
+// sum, mean, nansum or prod of `self` over `mask` into `out` (contiguous, of the result's dtype;
+// the meta function made it). An input of another dtype is converted first, as PyTorch's
+// TensorIterator does, except integers widening to Long, which the accumulator does by itself.
+template <SumKind kKind>
+void sum_into(const char* op, const Tensor& self, const common::DimMask& mask, const Tensor& out) {
   const ScalarType dtype = out.scalar_type();
   const bool widens = is_integral(self.scalar_type(), /*include_bool=*/true) && dtype == kLong;
-  const Tensor in = self.scalar_type() != dtype && !widens ? converted(self, dtype, op) : self;
+  const Tensor in = self.scalar_type() != dtype && !widens ? contiguous_as(self, dtype, op) : self;
   int64_t count = 1;
   for (int64_t d = 0; d < self.dim(); ++d)
     if (mask.test(d)) count *= self.size(d);
   common::visit_dtype<true>(in.scalar_type(), op, [&](auto t) {
-    using T = decltype(t);
+    using T = std::remove_cvref_t<decltype(t)>;
     common::visit_dtype<true>(dtype, op, [&](auto o) {
-      using Out = decltype(o);
+      using Out = std::remove_cvref_t<decltype(o)>;
       // Only T == Out, or an integer T widening to Out = int64_t, reach here.
       if constexpr (std::is_same_v<T, Out> ||
                     (std::is_integral_v<T> && std::is_same_v<Out, int64_t>)) {
-        SumReducer<T, Out, kMean> r{static_cast<Out*>(out.data_ptr()), count};
-        run_reduction<T>(in, mask, r);
+        run_reduction<T>(in, mask, SumReducer<T, Out, kKind>(static_cast<Out*>(out.data_ptr()), count));
       } else {
         OPD_INTERNAL_ASSERT(false, "{}: unexpected dtypes {} -> {}", op, in.scalar_type(), dtype);
       }
@@ -96,12 +82,12 @@ void sum_into(const char* op, const Tensor& self, OptionalIntArrayRef dim, const
 
 void sum_out(const Tensor& self, OptionalIntArrayRef dim, bool, std::optional<ScalarType>,
              const Tensor& out) {
-  sum_into<false>("sum", self, dim, out);
+  sum_into<SumKind::kSum>("sum", self, common::make_dim_mask(dim, self.dim()), out);
 }
 
 void mean_out(const Tensor& self, OptionalIntArrayRef dim, bool, std::optional<ScalarType>,
               const Tensor& out) {
-  sum_into<true>("mean", self, dim, out);
+  sum_into<SumKind::kMean>("mean", self, common::make_dim_mask(dim, self.dim()), out);
 }
 
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
@@ -110,6 +96,60 @@ Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
 
 Tensor mean(const Tensor& self, std::optional<ScalarType> dtype) {
   return common::reduce_all(meta::mean, mean_out, self, dtype);
+}
+
+void prod_out(const Tensor& self, int64_t dim, bool, std::optional<ScalarType>, const Tensor& out) {
+  const int64_t d = maybe_wrap_dim(dim, self.dim());
+  sum_into<SumKind::kProd>("prod_cpu", self, common::make_dim_mask(IntArrayRef(&d, 1), self.dim()),
+                           out);
+}
+
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) {
+  const common::ReductionMeta m = common::prod_meta(self, std::nullopt, false, dtype);
+  Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
+  sum_into<SumKind::kProd>("prod_cpu", self, m.mask, out);
+  return out;
+}
+
+Tensor nansum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+              std::optional<ScalarType> dtype) {
+  const common::ReductionMeta m = common::nansum_meta(self, dim, keepdim, dtype);
+  Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
+  sum_into<SumKind::kNanSum>("nansum_cpu", self, m.mask, out);
+  return out;
+}
+
+namespace {
+
+// count_nonzero: the non-zero elements, as int64.
+template <class T>
+struct NonzeroReducer : ElementwiseReducer<NonzeroReducer<T>, T, int64_t> {
+  static constexpr bool kLoadIsCast = false;
+  int64_t* out;
+  explicit NonzeroReducer(int64_t* o) : out(o) {}
+  int64_t init() const { return 0; }
+  int64_t load(T v) const { return convert<bool>(v) ? 1 : 0; }
+  template <class V>
+  V map(V v) const {
+    return v;
+  }
+  template <class V>
+  V op(V a, V b) const {
+    return a + b;
+  }
+  void write(int64_t o, int64_t a) const { out[o] = a; }
+};
+
+}  // namespace
+
+Tensor count_nonzero_dim_IntList(const Tensor& self, IntArrayRef dim) {
+  const common::ReductionMeta m = common::count_nonzero_meta(self, dim);
+  Tensor out = cpu::empty_cpu(m.sizes, kLong);
+  common::visit_dtype<true>(self.scalar_type(), "count_nonzero_cpu", [&](auto t) {
+    using T = std::remove_cvref_t<decltype(t)>;
+    run_reduction<T>(self, m.mask, NonzeroReducer<T>(out.data_ptr<int64_t>()));
+  });
+  return out;
 }
 
 }  // namespace opd::native

@@ -160,6 +160,27 @@ def bench_indexing():
         t = measure(c)
         report(name, t["opd"], t.get("torch"), goal)
 
+def bench_reductions():
+    """Reductions (issue 31 §4): over every element, the last and the first dim of 1M and 16M
+    float32 (goal <= 1.0 of torch's time; both use their thread pools)."""
+    for n, shape in ((1 << 20, (1024, 1024)), (1 << 24, (4096, 4096))):
+        x = opd.rand(*shape)
+        tx = torch.from_dlpack(x) if torch is not None else None
+        size = "1M" if n == 1 << 20 else "16M"
+        for name, call in (("x.sum()", lambda a: a.sum()), ("x.sum(-1)", lambda a: a.sum(-1)),
+                           ("x.sum(0)", lambda a: a.sum(0)), ("x.mean(-1)", lambda a: a.mean(-1)),
+                           ("x.amax(-1)", lambda a: a.amax(-1)), ("x.amax(0)", lambda a: a.amax(0)),
+                           ("x.argmax(-1)", lambda a: a.argmax(-1)),
+                           ("x.argmax(0)", lambda a: a.argmax(0)), ("x.max()", lambda a: a.max()),
+                           ("x.prod(-1)", lambda a: a.prod(-1)), ("x.var(-1)", lambda a: a.var(-1)),
+                           ("x.norm()", lambda a: a.norm()), ("x.any(0)", lambda a: a.any(0))):
+            c = {"opd": lambda: call(x)}
+            if tx is not None:
+                c["torch"] = lambda: call(tx)
+            t = measure(c)
+            report(f"{name}, {size} float32", t["opd"], t.get("torch"), 1.0)
+
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
@@ -167,6 +188,7 @@ CASES = {
     "PyPythonKernel": bench_python_kernel,
     "PyDlpack": bench_dlpack,
     "PyIndexing": bench_indexing,
+    "PyReductions": bench_reductions,
 }
 
 
