@@ -1,4 +1,4 @@
-// matmul and linear, from mm, bmm and addmm with PyTorch's dimension rules (_matmul_impl):
+// matmul and linear, over dot, mv, mm, bmm and addmm, with PyTorch's rules (_matmul_impl):
 //   1-D @ 1-D  dot product            2-D @ 1-D  matrix-vector        1-D @ 2-D  vector-matrix
 //   2-D @ 2-D  mm                     N-D @ 1-D/2-D (and the mirror): the batch folded into mm
 //   otherwise  the batch dimensions broadcast, flattened, and bmm
@@ -22,23 +22,6 @@ int64_t product(IntArrayRef sizes) {
 
 // The last two dimensions swapped (PyTorch's mT).
 Tensor matrix_transpose(const Tensor& t) { return t.transpose(-2, -1); }
-
-Tensor dot(const Tensor& a, const Tensor& b) {
-  OPD_CHECK(a.scalar_type() == b.scalar_type(),
-            "dot : expected both vectors to have same dtype, but found {} and {}", a.scalar_type(),
-            b.scalar_type());
-  OPD_CHECK(a.numel() == b.numel(),
-            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number "
-            "of elements, but got {} and {} elements respectively",
-            a.numel(), b.numel(), a.numel(), b.numel());
-  return opd::mm(a.unsqueeze(0), b.unsqueeze(1)).view(IntArrayRef{});
-}
-
-Tensor mv(const Tensor& mat, const Tensor& vec) {
-  OPD_CHECK(mat.size(1) == vec.size(0), "size mismatch, got {}, {}x{},{}", mat.size(0), mat.size(0),
-            mat.size(1), vec.size(0));
-  return opd::mm(mat, vec.unsqueeze(1)).squeeze(1);
-}
 
 // PyTorch's should_fold: `a` has 3+ dimensions and the other operand 1 or 2, so a's batch can
 // be folded into the rows of one mm. Not for a [b, n, k] whose last two dimensions are
@@ -66,7 +49,7 @@ Tensor folded_matmul(const Tensor& tensor1, const Tensor& tensor2) {
     const Tensor output = opd::mm(t1_folded, t2).view(output_shape);
     return mirrored ? matrix_transpose(output).contiguous() : output;
   }
-  return mv(t1_folded, t2).view(output_shape);
+  return opd::mv(t1_folded, t2).view(output_shape);
 }
 
 Tensor batched_matmul(const Tensor& tensor1, const Tensor& tensor2) {
@@ -111,8 +94,8 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
   OPD_CHECK(dim1 != 0 && dim2 != 0,
             "both arguments to matmul need to be at least 1D, but they are {}D and {}D", dim1,
             dim2);
-  if (dim1 == 1 && dim2 == 1) return dot(self, other);
-  if (dim1 == 2 && dim2 == 1) return mv(self, other);
+  if (dim1 == 1 && dim2 == 1) return opd::dot(self, other);
+  if (dim1 == 2 && dim2 == 1) return opd::mv(self, other);
   if (dim1 == 1 && dim2 == 2) return opd::mm(self.unsqueeze(0), other).squeeze(0);
   if (dim1 == 2 && dim2 == 2) return opd::mm(self, other);
   if (should_fold(self, dim2) || should_fold(other, dim1)) return folded_matmul(self, other);

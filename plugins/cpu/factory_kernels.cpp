@@ -1,13 +1,16 @@
-// CPU kernels of the factory operators (empty, empty_strided, arange, rand, randn) and of the
-// two that touch a tensor's memory as a whole (resize_, _local_scalar_dense). Their metadata
-// rules are shared with the other backends in common/factory_shape.h.
+// CPU kernels of the factory operators (empty, empty_strided, arange, linspace, logspace,
+// tril_indices, triu_indices, rand, randn) and of the two that touch a tensor's memory as a whole
+// (resize_, _local_scalar_dense). Their metadata rules are shared with the other backends in
+// common/factory_shape.h and common/range_shape.h.
 
+#include <cmath>
 #include <complex>
 #include <cstring>
 #include <type_traits>
 
 #include "common/factory_shape.h"
 #include "common/philox.h"
+#include "common/range_shape.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/convert.h"
@@ -64,6 +67,103 @@ void fill_arange(T* data, int64_t n, const Scalar& start, const Scalar& step) {
     cpu::parallel_for(0, n, kFillGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) data[i] = static_cast<T>(a + s * static_cast<Acc>(i));
     });
+  }
+}
+
+// A Scalar as T (the 16-bit floats through float).
+template <class T>
+T to_value(const Scalar& s) {
+  if constexpr (cpu::kIsHalfLike<T>) {
+    return T(s.to<float>());
+  } else {
+    return s.to<T>();
+  }
+}
+
+// linspace's element i as PyTorch's CPU kernel computes it: start + step * i for the first half,
+// end - step * (steps - 1 - i) for the second (so that both ends are exact), the step in T (in
+// double for integral T), fused multiply-adds as PyTorch's vectorised loop compiles to.
+template <class T>
+T linspace_value(const Scalar& start_s, const Scalar& end_s, int64_t steps, int64_t i) {
+  const int64_t halfway = steps / 2;
+  if constexpr (kIsComplex<T>) {
+    const T start = start_s.to<T>(), end = end_s.to<T>();
+    const T step = (end - start) / static_cast<typename T::value_type>(steps - 1);
+    using R = typename T::value_type;
+    return i < halfway ? start + step * static_cast<R>(i)
+                       : end - step * static_cast<R>(steps - i - 1);
+  } else if constexpr (std::is_integral_v<T>) {
+    const T start = start_s.to<T>(), end = end_s.to<T>();
+    const double step = (static_cast<double>(end) - static_cast<double>(start)) / (steps - 1);
+    return static_cast<T>(i < halfway ? start + step * static_cast<double>(i)
+                                      : end - step * static_cast<double>(steps - i - 1));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    const T start = start_s.to<T>(), end = end_s.to<T>();
+    const T step = (end - start) / static_cast<T>(steps - 1);
+    return i < halfway ? std::fma(step, static_cast<T>(i), start)
+                       : std::fma(-step, static_cast<T>(steps - i - 1), end);
+  } else {
+    // Half and BFloat16: each operation rounds to T, as c10::Half's operators do.
+    const float start = static_cast<float>(to_value<T>(start_s));
+    const float end = static_cast<float>(to_value<T>(end_s));
+    const float step =
+        static_cast<float>(T((end - start) / static_cast<float>(T(float(steps - 1)))));
+    const int64_t k = i < halfway ? i : steps - i - 1;
+    const float product = static_cast<float>(T(step * static_cast<float>(T(float(k)))));
+    return i < halfway ? T(start + product) : T(end - product);
+  }
+}
+
+// logspace's element i: base ** (linspace's exponent), in double (complex<double>), as
+// PyTorch's; an integral result through int64, so that values past T's range wrap as there.
+template <class T>
+T logspace_value(const Scalar& start_s, const Scalar& end_s, int64_t steps, double base,
+                 int64_t i) {
+  const int64_t halfway = steps / 2;
+  if constexpr (kIsComplex<T>) {
+    const std::complex<double> start = start_s.to<std::complex<double>>();
+    const std::complex<double> end = end_s.to<std::complex<double>>();
+    const std::complex<double> step = (end - start) / static_cast<double>(steps - 1);
+    const std::complex<double> e = i < halfway ? start + step * static_cast<double>(i)
+                                               : end - step * static_cast<double>(steps - i - 1);
+    return static_cast<T>(std::pow(std::complex<double>(base), e));
+  } else {
+    const double start = static_cast<double>(cpu::arithmetic(to_value<T>(start_s)));
+    const double end = static_cast<double>(cpu::arithmetic(to_value<T>(end_s)));
+    const double step = (end - start) / static_cast<double>(steps - 1);
+    const double e = i < halfway ? start + step * static_cast<double>(i)
+                                 : end - step * static_cast<double>(steps - i - 1);
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<int64_t>(std::pow(static_cast<float>(base), e)));
+    } else {
+      return static_cast<T>(std::pow(base, e));
+    }
+  }
+}
+
+// Fills `out` (contiguous, `n` elements) with value(i).
+template <class T, class Value>
+void fill_each(const Tensor& out, int64_t n, Value value) {
+  T* data = static_cast<T*>(out.data_ptr());
+  cpu::parallel_for(0, n, kFillGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) data[i] = value(i);
+  });
+}
+
+// tril_indices / triu_indices: the rows, then the columns, of the triangle's elements in
+// row-major order; `in_triangle(r, c)` says which.
+template <class Index, class InTriangle>
+void fill_trilu(const Tensor& out, int64_t row, int64_t col, InTriangle in_triangle) {
+  Index* rows = static_cast<Index*>(out.data_ptr());
+  Index* cols = rows + out.size(1);
+  int64_t k = 0;
+  for (int64_t r = 0; r < row; ++r) {
+    for (int64_t c = 0; c < col; ++c) {
+      if (!in_triangle(r, c)) continue;
+      rows[k] = static_cast<Index>(r);
+      cols[k] = static_cast<Index>(c);
+      ++k;
+    }
   }
 }
 
@@ -137,6 +237,77 @@ Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& s
   OPD_DISPATCH_EVERY_TYPE(t, "arange_cpu", [&] {
     fill_arange(static_cast<scalar_t*>(out.data_ptr()), n, start, step);
   });
+  return out;
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
+                std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                std::optional<Device>, std::optional<bool> pin_memory) {
+  range::check_steps(steps);
+  const ScalarType t = factory::factory_dtype("linspace", dtype, layout, std::nullopt, kBackend);
+  range::check_range_dtype("linspace_cpu", t, /*half_too=*/true);
+  Tensor out = new_tensor({steps}, t, pin_memory);
+  if (steps == 0) return out;
+  OPD_DISPATCH_EVERY_TYPE(t, "linspace_cpu", [&] {
+    if constexpr (!std::is_same_v<scalar_t, bool>) {
+      fill_each<scalar_t>(out, steps, [&](int64_t i) {
+        return steps == 1 ? to_value<scalar_t>(start)
+                          : linspace_value<scalar_t>(start, end, steps, i);
+      });
+    }
+  });
+  return out;
+}
+
+Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base,
+                std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                std::optional<Device>, std::optional<bool> pin_memory) {
+  range::check_steps(steps);
+  const ScalarType t = factory::factory_dtype("logspace", dtype, layout, std::nullopt, kBackend);
+  range::check_range_dtype("logspace_cpu", t, /*half_too=*/false);
+  Tensor out = new_tensor({steps}, t, pin_memory);
+  if (steps == 0) return out;
+  OPD_DISPATCH_EVERY_TYPE(t, "logspace_cpu", [&] {
+    if constexpr (!std::is_same_v<scalar_t, bool>) {
+      // One step: base ** start (PyTorch's fill, in double).
+      const Scalar& last = steps == 1 ? start : end;
+      fill_each<scalar_t>(out, steps, [&](int64_t i) {
+        return logspace_value<scalar_t>(start, last, std::max<int64_t>(steps, 2), base, i);
+      });
+    }
+  });
+  return out;
+}
+
+Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<ScalarType> dtype,
+                    std::optional<Layout> layout, std::optional<Device>,
+                    std::optional<bool> pin_memory) {
+  const ScalarType t =
+      factory::factory_dtype("tril_indices", dtype.value_or(kLong), layout, std::nullopt, kBackend);
+  range::check_trilu("tril_indices", row, col, t);
+  Tensor out = new_tensor({2, range::tril_size(row, col, offset)}, t, pin_memory);
+  auto in_triangle = [offset](int64_t r, int64_t c) { return c - r <= offset; };
+  if (t == kInt) {
+    fill_trilu<int32_t>(out, row, col, in_triangle);
+  } else {
+    fill_trilu<int64_t>(out, row, col, in_triangle);
+  }
+  return out;
+}
+
+Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<ScalarType> dtype,
+                    std::optional<Layout> layout, std::optional<Device>,
+                    std::optional<bool> pin_memory) {
+  const ScalarType t =
+      factory::factory_dtype("triu_indices", dtype.value_or(kLong), layout, std::nullopt, kBackend);
+  range::check_trilu("triu_indices", row, col, t);
+  Tensor out = new_tensor({2, range::triu_size(row, col, offset)}, t, pin_memory);
+  auto in_triangle = [offset](int64_t r, int64_t c) { return c - r >= offset; };
+  if (t == kInt) {
+    fill_trilu<int32_t>(out, row, col, in_triangle);
+  } else {
+    fill_trilu<int64_t>(out, row, col, in_triangle);
+  }
   return out;
 }
 

@@ -1,8 +1,10 @@
-// Meta kernels of the factory operators and of resize_: the CPU kernels' checks and metadata
+// Meta kernels of the factory operators (linspace, logspace, tril_indices and triu_indices
+// included) and of resize_: the CPU kernels' checks and metadata
 // (common/factory_shape.h), over storages that have the byte size the geometry needs and no
 // memory, whatever that size.
 
 #include "common/factory_shape.h"
+#include "common/range_shape.h"
 #include "opd/native/Meta.h"
 
 namespace opd::native {
@@ -62,6 +64,42 @@ Tensor arange_start_step(const Scalar& start, const Scalar& end, const Scalar& s
       "arange", factory::arange_dtype(start, end, step, dtype), layout, pin_memory, kBackend);
   const int64_t n = factory::arange_length(start, end, step, t);
   return empty_meta({n}, t, MemoryFormat::Contiguous);
+}
+
+Tensor linspace(const Scalar&, const Scalar&, int64_t steps, std::optional<ScalarType> dtype,
+                std::optional<Layout> layout, std::optional<Device>,
+                std::optional<bool> pin_memory) {
+  range::check_steps(steps);
+  const ScalarType t = factory::factory_dtype("linspace", dtype, layout, pin_memory, kBackend);
+  range::check_range_dtype("linspace_cpu", t, /*half_too=*/true);
+  return empty_meta({steps}, t, MemoryFormat::Contiguous);
+}
+
+Tensor logspace(const Scalar&, const Scalar&, int64_t steps, double,
+                std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                std::optional<Device>, std::optional<bool> pin_memory) {
+  range::check_steps(steps);
+  const ScalarType t = factory::factory_dtype("logspace", dtype, layout, pin_memory, kBackend);
+  range::check_range_dtype("logspace_cpu", t, /*half_too=*/false);
+  return empty_meta({steps}, t, MemoryFormat::Contiguous);
+}
+
+Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<ScalarType> dtype,
+                    std::optional<Layout> layout, std::optional<Device>,
+                    std::optional<bool> pin_memory) {
+  const ScalarType t =
+      factory::factory_dtype("tril_indices", dtype.value_or(kLong), layout, pin_memory, kBackend);
+  range::check_trilu("tril_indices", row, col, t);
+  return empty_meta({2, range::tril_size(row, col, offset)}, t, MemoryFormat::Contiguous);
+}
+
+Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<ScalarType> dtype,
+                    std::optional<Layout> layout, std::optional<Device>,
+                    std::optional<bool> pin_memory) {
+  const ScalarType t =
+      factory::factory_dtype("triu_indices", dtype.value_or(kLong), layout, pin_memory, kBackend);
+  range::check_trilu("triu_indices", row, col, t);
+  return empty_meta({2, range::triu_size(row, col, offset)}, t, MemoryFormat::Contiguous);
 }
 
 // Shapes only: no random numbers are drawn, so the CPU generator's sequence is unaffected.

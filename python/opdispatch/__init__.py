@@ -24,13 +24,13 @@ from . import _tensor
 from . import autograd, library, ops, plugins, return_types, testing, types
 from ._tensor import Size
 from .autograd import enable_grad, no_grad, set_grad_enabled
-from .tracing import trace
+from . import tracing as _tracing
 
 __all__ = [
     "Tensor", "Size", "dtype", "device", "tensor", "as_tensor", "from_numpy", "from_dlpack",
     "frombuffer", "empty", "zeros", "ones", "full", "arange", "rand", "randn", "empty_like",
     "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "manual_seed",
-    "initial_seed",
+    "initial_seed", "numel", "einsum", "tensordot",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "trace", "ops",
     "library", "autograd", "plugins", "testing", "PluginError", "Tag",
 ]
@@ -166,6 +166,73 @@ ones_like = _like("ones_like")
 full_like = _like("full_like")
 rand_like = _like("rand_like", rand)
 randn_like = _like("randn_like", randn)
+
+
+def trace(*args, **kwargs):
+    """``trace()``: a recorder of this thread's dispatch hops (``with opdispatch.trace() as
+    t:``, opdispatch.tracing.trace); ``trace(input)``: the sum of a matrix's diagonal, as
+    torch.trace (the operator aten::trace)."""
+    if not args and not kwargs:
+        return _tracing.trace()
+    return ops.aten.trace(*args, **kwargs)
+
+
+def numel(input):
+    """The number of elements of ``input``, as torch.numel."""
+    return input.numel()
+
+
+def _subscript(n):
+    if n is Ellipsis:
+        return "..."
+    if 0 <= n < 26:
+        return chr(ord("A") + n)
+    if 26 <= n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
+def einsum(*args):
+    """As torch.einsum (torch/functional.py): ``einsum(equation, *operands)``,
+    ``einsum(equation, [operands])``, or the sublist form ``einsum(op1, [0, 1], op2, [1, 2],
+    [0, 2])``, whose integers 0-51 stand for the letters A-Z, a-z."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(args[0], Tensor):
+        subscripts = (args[1::2] if len(args) % 2 == 0 else args[1:-1:2])
+        equation = ",".join("".join(_subscript(s) for s in sub) for sub in subscripts)
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(_subscript(s) for s in args[-1])
+        operands = args[:-1:2] if len(args) % 2 == 1 else args[::2]
+    else:
+        equation, operands = args[0], args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (_builtins.list, _builtins.tuple)):
+            operands = operands[0]
+    return ops.aten.einsum(equation, _builtins.list(operands))
+
+
+def tensordot(a, b, dims=2):
+    """As torch.tensordot (torch/functional.py): ``dims`` an int (the last ``dims`` of ``a``
+    with the first of ``b``), a pair of lists, or a tensor of either."""
+    if isinstance(dims, Tensor):
+        dims = dims.item() if dims.numel() == 1 else dims.tolist()
+    if isinstance(dims, _builtins.int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = _builtins.list(range(-dims, 0)), _builtins.list(range(dims))
+    elif isinstance(dims, (_builtins.list, _builtins.tuple)):
+        if len(dims) != 2:
+            raise RuntimeError("tensordot expects dims to be a pair of lists of dimensions")
+        dims_a, dims_b = dims
+        if isinstance(dims_a, _builtins.int):
+            dims_a = [dims_a]
+        if isinstance(dims_b, _builtins.int):
+            dims_b = [dims_b]
+    else:
+        raise RuntimeError(f"tensordot expects dims to be int or Tuple[List[int], List[int]] or "
+                           f"List[List[int]] containing two lists, but got dims={dims}")
+    return ops.aten.tensordot(a, b, _builtins.list(dims_a), _builtins.list(dims_b))
 
 
 def _parse_to(self, args, kwargs):

@@ -1,9 +1,12 @@
 """The parts of opdispatch.Tensor written in Python: ``shape`` and ``size()`` as ``Size``,
-iteration, numpy and DLPack, ``backward``, ``to``, and every operator whose first argument is
-``Tensor self`` as a method (``x.clamp(min=0)``, ``x.softmax(1)``, a vendor's ``x.my_add(y)``),
-found in the dispatcher when first used, ``aten`` first."""
+iteration, numpy and DLPack, ``backward``, ``to``, ``type``, ``new_tensor``, ``H``/``mH``
+(``T`` and ``mT`` are indexing.cpp's), the operators ``% // & | ^ ~ << >>`` with their
+reflected and in-place forms, and every operator whose first argument is ``Tensor self`` as a
+method (``x.clamp(min=0)``, ``x.softmax(1)``, a vendor's ``x.my_add(y)``), found in the
+dispatcher when first used, ``aten`` first."""
 
 import types as _types
+import warnings as _warnings
 
 from . import _C
 from . import ops as _ops
@@ -100,8 +103,143 @@ def _format(self, spec):
     return object.__format__(self, spec)
 
 
-def _T(self):
-    return self.permute(list(range(self.dim() - 1, -1, -1)))
+def _conj(t):
+    return t.conj() if t.is_complex() else t
+
+
+def _H(self):
+    if self.dim() not in (0, 2):
+        raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). "
+                           f"Got {self.dim()}-D tensor.")
+    return _conj(self.permute(list(range(self.dim() - 1, -1, -1))))
+
+
+def _mH(self):
+    """The last two dimensions swapped and conjugated; a 0-d tensor as itself, as torch 1.13."""
+    if self.dim() == 1:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                           "Got 1-D tensor.")
+    return _conj(self.permute([]) if self.dim() == 0 else self.transpose(-2, -1))
+
+
+# x.type(): torch's type names ("torch.FloatTensor"), so that code comparing them or passing
+# them back (x.type(y.type())) works unchanged; "opdispatch.FloatTensor" is taken too.
+_TYPE_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "uint8": "ByteTensor", "int8": "CharTensor",
+    "int16": "ShortTensor", "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
+}
+_DTYPES_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def _dtype_name(dtype):
+    return repr(dtype).split(".", 1)[1]
+
+
+def _parse_type_name(name):
+    """(device type, dtype) of "torch.FloatTensor", "torch.cuda.LongTensor" (or opdispatch.)."""
+    parts = name.split(".")
+    if len(parts) in (2, 3) and parts[0] in ("torch", "opdispatch") and (
+            len(parts) == 2 or parts[1] == "cuda") and parts[-1] in _DTYPES_BY_TYPE_NAME:
+        return ("cuda" if len(parts) == 3 else "cpu"), getattr(_C, _DTYPES_BY_TYPE_NAME[parts[-1]])
+    raise ValueError(f"invalid type: '{name}'")
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """``x.type()``: the type name, as torch's; ``x.type(dtype or name)``: ``to`` that type."""
+    if dtype is None:
+        if self.is_meta:
+            raise RuntimeError("Unimplemented backend Meta")
+        prefix = "torch.cuda." if self.is_cuda else "torch."
+        return prefix + _TYPE_NAMES[_dtype_name(self.dtype)]
+    if isinstance(dtype, str):
+        device, dt = _parse_type_name(dtype)
+        return _to(self, device=_C.device(device) if device != self.device.type else None,
+                   dtype=dt)
+    if isinstance(dtype, _C.dtype):
+        return _to(self, dtype=dtype)
+    raise TypeError("dtype must be a type, str, or dtype object")
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new tensor of ``data`` with self's dtype and device unless given, as torch's."""
+    from . import tensor
+    if isinstance(data, Tensor):
+        _warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.clone().detach() or sourceTensor.clone().detach().requires_grad_(True), "
+            "rather than tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+
+
+# The operators % // & | ^ ~ << >>, as torch's Tensor: each calls its operator's packet (the
+# binder picks the .Scalar overload for a number), and answers NotImplemented for an operand
+# that is neither a tensor nor a number, so that Python raises its own TypeError. A reflected
+# call (2 // x) passes the number as a wrapped number, which promotes as a Python number.
+_packets = {}
+
+
+def _op(*names):
+    """The packet of the first of the aten operators ``names`` that is defined (``__lshift__``
+    before ``bitwise_left_shift``)."""
+    for name in names:
+        packet = _packets.get(name)
+        if packet is None:
+            packet = _packets[name] = _ops.OpOverloadPacket("aten", name)
+        if packet.overloads() or name == names[-1]:
+            return packet
+
+
+def _is_operand(other):
+    return isinstance(other, Tensor) or _C._wrapped_number(other) is not NotImplemented
+
+
+def _binary_dunder(*names):
+    def dunder(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return _op(*names)(self, other)
+    return dunder
+
+
+def _reflected_dunder(*names):
+    def dunder(self, other):
+        number = _C._wrapped_number(other)
+        if number is NotImplemented:
+            return NotImplemented
+        return _op(*names)(number, self)
+    return dunder
+
+
+def _inplace_dunder(*names):
+    def dunder(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        _op(*names)(self, other)
+        return self
+    return dunder
+
+
+def _invert(self):
+    return _op("bitwise_not")(self)
+
+
+_DUNDERS = {
+    "mod": ("remainder",), "floordiv": ("floor_divide",), "and": ("bitwise_and",),
+    "or": ("bitwise_or",), "xor": ("bitwise_xor",),
+    "lshift": ("__lshift__", "bitwise_left_shift"), "rshift": ("__rshift__", "bitwise_right_shift"),
+}
+_REFLECTED = {"lshift": ("bitwise_left_shift",), "rshift": ("bitwise_right_shift",)}
+_INPLACE = {"lshift": ("__ilshift__", "bitwise_left_shift_"),
+            "rshift": ("__irshift__", "bitwise_right_shift_")}
+for _name, _names in _DUNDERS.items():
+    setattr(Tensor, f"__{_name}__", _binary_dunder(*_names))
+    setattr(Tensor, f"__r{_name}__", _reflected_dunder(*_REFLECTED.get(_name, _names)))
+    setattr(Tensor, f"__i{_name}__",
+            _inplace_dunder(*_INPLACE.get(_name, tuple(n + "_" for n in _names))))
+Tensor.__invert__ = _invert
 
 
 _methods = {}
@@ -178,7 +316,10 @@ Tensor.to = _to
 Tensor.cpu = _cpu
 Tensor.cuda = _cuda
 Tensor.__format__ = _format
-Tensor.T = property(_T)
+Tensor.H = property(_H)
+Tensor.mH = property(_mH)
+Tensor.type = _type
+Tensor.new_tensor = _new_tensor
 Tensor.__getattr__ = _getattr
 Tensor.__dir__ = _dir
 Tensor.__module__ = "opdispatch"

@@ -6,7 +6,8 @@
 // here are the schemas' (opdispatch/_tensor.py).
 // As torch's Python bindings, a number operand of + - * / is a wrapped number passed to the
 // .Tensor overload (so `x + 1` records AddBackward0), while ** and the comparisons take the
-// .Scalar overloads.
+// .Scalar overloads. The conversions by dtype name (x.int(), x.float()) are here too, for a
+// small call's speed; % // & | ^ ~ << >> are opdispatch/_tensor.py's.
 
 #include <pybind11/complex.h>
 #include <pybind11/pybind11.h>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bindings.h"
@@ -221,6 +223,29 @@ py::object tolist(const Tensor& t) {
   }
   int64_t next = 0;
   return nested_list(h, 0, next);
+}
+
+// x.int(), x.float(), ...: to(dtype) with torch's rule that a tensor already of that dtype is
+// returned itself (the same Python object); otherwise a differentiable copy (to.dtype). The
+// optional keyword `memory_format` is to()'s.
+py::object convert_to(py::handle self_obj, ScalarType dtype, py::handle memory_format) {
+  const Tensor& self = unwrap_or_throw(self_obj, "self");
+  std::optional<MemoryFormat> format;
+  if (!memory_format.is_none()) {
+    OPD_CHECK_T(TypeError, py::isinstance<MemoryFormatObject>(memory_format),
+                "argument 'memory_format' must be opdispatch.memory_format, not {}",
+                type_name(memory_format));
+    format = memory_format.cast<const MemoryFormatObject&>().format;
+  }
+  if (self.scalar_type() == dtype && (!format || *format == MemoryFormat::Preserve)) {
+    return py::reinterpret_borrow<py::object>(self_obj);
+  }
+  Tensor out;
+  {
+    Release r;
+    out = self.to(dtype, /*non_blocking=*/false, /*copy=*/false, format);
+  }
+  return wrap(std::move(out));
 }
 
 // The node that made a tensor, as torch's grad_fn: its name and repr only.
@@ -442,8 +467,36 @@ void bind_tensor(py::module_& m) {
              Release r;
              opd::_backward(t, inputs, gradient, retain_graph, create_graph);
            });
+  // Conversions by dtype name, as torch's Tensor methods.
+  const std::pair<const char*, ScalarType> conversions[] = {{"bool", kBool},
+                                                            {"byte", kByte},
+                                                            {"char", kChar},
+                                                            {"short", kShort},
+                                                            {"int", kInt},
+                                                            {"long", kLong},
+                                                            {"half", kHalf},
+                                                            {"bfloat16", kBFloat16},
+                                                            {"float", kFloat},
+                                                            {"double", kDouble},
+                                                            {"cfloat", kComplexFloat},
+                                                            {"cdouble", kComplexDouble}};
+  for (const auto& [name, dtype] : conversions) {
+    cls.def(
+        name,
+        [dtype = dtype](py::handle self, py::handle memory_format) {
+          return convert_to(self, dtype, memory_format);
+        },
+        py::kw_only(), py::arg("memory_format") = py::none());
+  }
   bind_indexing(cls);
 
+  // A Python number as the operand of a reflected operator (2 // x): a wrapped number, which
+  // takes part in type promotion as a Python number does (opdispatch/_tensor.py's dunders).
+  m.def("_wrapped_number", [](py::handle number) -> py::object {
+    std::optional<Scalar> s = as_number_operand(number);
+    if (!s) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    return wrap(wrapped_number(*s));
+  });
   m.def("_manual_seed", [](uint64_t seed) { opd::manual_seed(seed); });
   m.def("initial_seed", [] { return opd::initial_seed(); });
   m.def("_tensor_literal", [](py::handle data, py::handle dtype, py::handle device) {

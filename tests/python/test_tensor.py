@@ -699,3 +699,143 @@ def test_unbound_dunders_on_non_tensors_are_type_errors_not_crashes(python, call
     """)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("TypeError: " + text), proc.stdout
+
+
+# --- conversions, type(), new_*, T/mT, % // & | ^ ~ << >> (issue 31, section 2) --------------
+
+CONVERSIONS = ["int", "long", "short", "float", "double", "half", "bfloat16", "bool", "byte",
+               "char", "cfloat", "cdouble"]
+
+
+@pytest.mark.parametrize("name", CONVERSIONS)
+def test_conversions_by_dtype_name_as_torch(name):
+    o, t = in_both(f"getattr(lib.tensor([[1.5, -2.0, 0.0]]).t(), '{name}')()")
+    assert repr(o.dtype) == torch_text(repr(t.dtype))
+    assert o.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("name", CONVERSIONS)
+def test_a_conversion_to_the_same_dtype_is_the_tensor_itself(name):
+    dtype = getattr(opd, str(getattr(torch.ones(1), name)().dtype).split(".")[1])
+    x = opd.ones(2, dtype=dtype)
+    assert getattr(x, name)() is x
+
+
+def test_a_conversion_is_differentiable():
+    x = opd.ones(2, dtype=opd.float64, requires_grad=True)
+    y = x.float()
+    assert y.grad_fn is not None
+    y.sum().backward()
+    assert x.grad.dtype is opd.float64 and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_type_names_are_torchs():
+    for dtype in ["float32", "float64", "float16", "bfloat16", "uint8", "int8", "int16",
+                  "int32", "int64", "bool", "complex64", "complex128"]:
+        assert (opd.ones(1, dtype=getattr(opd, dtype)).type()
+                == torch.ones(1, dtype=getattr(torch, dtype)).type())
+
+
+def test_type_converts_to_a_dtype_or_a_type_name():
+    x = opd.ones(2)
+    assert x.type(opd.float32) is x and x.type("torch.FloatTensor") is x
+    assert x.type(opd.int64).dtype is opd.int64
+    assert x.type("torch.DoubleTensor").dtype is opd.float64
+    assert x.type("opdispatch.IntTensor").dtype is opd.int32
+    with pytest.raises(ValueError, match=r"^invalid type: 'torch.FooTensor'$"):
+        x.type("torch.FooTensor")
+    with pytest.raises(TypeError, match=r"^dtype must be a type, str, or dtype object$"):
+        x.type(3)
+
+
+def test_to_other_takes_its_dtype_and_device_and_type_as_too():
+    x, y = opd.ones(2), opd.ones(1, dtype=opd.int64)
+    assert x.to(y).dtype is opd.int64 and x.type_as(y).dtype is opd.int64
+    assert x.type_as(x)._is_same(x)  # the same tensor (torch: the same object too)
+
+
+def test_new_factories_take_selfs_dtype_and_device():
+    x = opd.ones(2, dtype=opd.int32)
+    for o, t in [in_both(f"lib.ones(2, dtype=lib.int32).{call}")
+                 for call in ["new_zeros(2, 3)", "new_ones((2,))", "new_full((2,), 3.5)",
+                              "new_tensor([1.5, 2])", "new_zeros(2, dtype=lib.float64)"]]:
+        assert repr(o.dtype) == torch_text(repr(t.dtype)) and o.tolist() == t.tolist()
+    assert x.new_empty((2, 3)).shape == (2, 3) and x.new_empty(2).dtype is opd.int32
+
+
+def test_matrix_transposes_as_torch():
+    x = opd.ones(2, 3, 4)
+    assert x.mT.shape == (2, 4, 3) and x.mH.shape == (2, 4, 3)
+    assert opd.ones(2, 3).T.shape == (3, 2) and opd.ones(2, 3).H.shape == (3, 2)
+    with pytest.raises(RuntimeError, match=r"^tensor.mT is only supported on matrices or batches "
+                                           r"of matrices. Got 1-D tensor.$"):
+        opd.ones(3).mT
+    with pytest.raises(RuntimeError, match=r"^tensor.H is only supported on matrices \(2-D "
+                                           r"tensors\). Got 3-D tensor.$"):
+        x.H
+    assert x.mT.data_ptr() == x.data_ptr()  # a view
+
+
+NUMBER_OPS = ["x % 3", "x % -3", "7 % x", "x // 3", "x // -2", "7 // x", "7.5 // x", "x & 6",
+              "6 & x", "x | 2", "2 | x", "x ^ 3", "3 ^ x", "~x", "x << 1", "x >> 1", "x % y",
+              "x // y", "x & y", "x | y", "x ^ y", "x << y", "x >> y"]
+
+
+def _skip_without_shifts(text):
+    if ("<<" in text or ">>" in text) and not {"__lshift__", "bitwise_left_shift"} & set(
+            dir(opd.ops.aten)):
+        pytest.skip("no shift operator is defined yet (the binary family's)")
+
+
+@pytest.mark.parametrize("expr", NUMBER_OPS)
+def test_number_operators_as_torch(expr):
+    _skip_without_shifts(expr)
+    def run(lib):
+        x = lib.tensor([5, -7, 9, 12])
+        y = lib.tensor([2, 3, 1, 2])
+        return eval(expr)
+    o, t = run(opd), run(torch)
+    assert repr(o.dtype) == torch_text(repr(t.dtype))
+    assert o.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("op", ["%=", "//=", "&=", "|=", "^=", "<<=", ">>="])
+def test_inplace_number_operators_keep_the_tensor(op):
+    _skip_without_shifts(op)
+    x = opd.tensor([5, -7, 9, 12])
+    t = torch.tensor([5, -7, 9, 12])
+    before = id(x)
+    exec(f"x {op} 3", {}, {"x": x})
+    loc = {"t": t}
+    exec(f"t {op} 3", {}, loc)
+    assert x.tolist() == loc["t"].tolist() and id(x) == before
+
+
+def test_number_operators_refuse_other_operands_in_pythons_words():
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for %: 'Tensor' and "
+                                        r"'str'"):
+        opd.ones(2) % "a"
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for //: 'str' and "
+                                        r"'Tensor'"):
+        "a" // opd.ones(2)
+
+
+def test_float_remainder_follows_pythons_sign_rule():
+    o, t = in_both("lib.tensor([3.5, -4.0, 5.0, -1.5]) % 2")
+    assert o.tolist() == t.tolist()
+    o, t = in_both("2 % lib.tensor([3.5, -4.0, 5.0, -1.5])")
+    assert o.tolist() == t.tolist()
+
+
+def test_min_max_all_any_without_and_with_dim():
+    for expr in ["x.min()", "x.max()", "x.max(1).values", "x.min(0).indices", "x.all()",
+                 "x.any()", "(x > 0).all(1)", "(x > 0).any(0)"]:
+        o, t = in_both(f"(lambda x: {expr})(lib.tensor([[1., -2., 3.], [4., 0., -6.]]))")
+        assert o.tolist() == t.tolist(), expr
+
+
+def test_numel_and_sizes_as_torch():
+    x = opd.ones(2, 3)
+    assert opd.numel(x) == 6 and x.nelement() == 6 and x.ndimension() == 2
+    assert x.element_size() == 4 and x.is_floating_point() and not x.is_complex()
+    assert opd.ones(1, dtype=opd.complex64).is_complex()
