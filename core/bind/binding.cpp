@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -309,28 +310,59 @@ IValue default_argument(const DefaultValue& d, const Type& type) {
   return IValue();
 }
 
+namespace {
+
+// Which arguments a call gave, without the heap for an ordinary schema: every call from Python
+// binds (Note [Tensor methods] in python/src/ops.cpp says what a small call costs).
+class GivenArguments {
+ public:
+  explicit GivenArguments(size_t n) {
+    if (n > kInline) heap_.resize(n);
+  }
+  bool operator[](size_t i) const { return heap_.empty() ? inline_[i] : heap_[i]; }
+  void set(size_t i) {
+    if (heap_.empty()) {
+      inline_[i] = true;
+    } else {
+      heap_[i] = true;
+    }
+  }
+
+ private:
+  static constexpr size_t kInline = 64;
+  std::array<bool, kInline> inline_{};
+  std::vector<bool> heap_;
+};
+
+}  // namespace
+
 std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args,
                               const FactoryDefaults& defaults, std::string* why) {
   const auto& params = schema.arguments();
-  std::vector<std::optional<IValue>> bound(params.size());
+  // The arguments are bound in place, in the stack the call takes.
+  Stack stack(params.size());
+  GivenArguments bound(params.size());
   size_t max_positional = 0;
   while (max_positional < params.size() && !params[max_positional].kwarg_only()) ++max_positional;
 
-  auto fail = [&](std::string message) -> std::optional<Stack> {
-    *why = std::move(message);
+  // The message is only made when binding fails and `why` asks for it: the first pass over the
+  // overloads does not (x.mul(2) fails mul.Tensor before it binds mul.Scalar).
+  auto fail = [&](const auto& message) -> std::optional<Stack> {
+    if (why != nullptr) *why = message();
     return std::nullopt;
   };
-  // `position`: 1-based for a positional argument, 0 for a keyword. The message is only made
-  // when binding fails: this runs for every argument of every call from Python.
+  // `position`: 1-based for a positional argument, 0 for a keyword.
   auto bind = [&](size_t i, const IValue& v, size_t position) -> bool {
     auto c = convert_argument(v, *params[i].type(), params[i].N());
     if (!c) {
+      if (why == nullptr) return false;
       *why = fmt::format("argument '{}'{} must be {}, not {}", params[i].name(),
                          position ? fmt::format(" (position {})", position) : std::string(),
                          params[i].type()->str(), python_type_name(v));
       return false;
     }
-    bound[i] = std::move(*c);
+    stack[i] = std::move(*c);
+    bound.set(i);
     return true;
   };
 
@@ -351,17 +383,23 @@ std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args
   }
   const std::vector<IValue>& positional = *given;
   if (positional.size() > max_positional) {
-    return fail(fmt::format("takes {} positional argument{} but {} {} given", max_positional,
-                            max_positional == 1 ? "" : "s", positional.size(),
-                            positional.size() == 1 ? "was" : "were"));
+    return fail([&] {
+      return fmt::format("takes {} positional argument{} but {} {} given", max_positional,
+                         max_positional == 1 ? "" : "s", positional.size(),
+                         positional.size() == 1 ? "was" : "were");
+    });
   }
   for (size_t i = 0; i < positional.size(); ++i) {
     if (!bind(i, positional[i], i + 1)) return std::nullopt;
   }
   for (const auto& [name, value] : args.keywords) {
     auto index = schema.argument_index(name);
-    if (!index) return fail(fmt::format("got an unexpected keyword argument '{}'", name));
-    if (bound[*index]) return fail(fmt::format("got multiple values for argument '{}'", name));
+    if (!index) {
+      return fail([&] { return fmt::format("got an unexpected keyword argument '{}'", name); });
+    }
+    if (bound[*index]) {
+      return fail([&] { return fmt::format("got multiple values for argument '{}'", name); });
+    }
     if (!bind(*index, value, 0)) return std::nullopt;
   }
   if (is_factory(schema)) {
@@ -369,22 +407,23 @@ std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args
       if (bound[i]) continue;
       TypeKind k = unwrap_optional(*params[i].type()).kind();
       if (params[i].name() == "device" && k == TypeKind::Device && defaults.device) {
-        bound[i] = IValue(*defaults.device);
+        stack[i] = IValue(*defaults.device);
+        bound.set(i);
       } else if (params[i].name() == "dtype" && k == TypeKind::ScalarType && defaults.dtype) {
-        bound[i] = IValue(*defaults.dtype);
+        stack[i] = IValue(*defaults.dtype);
+        bound.set(i);
       }
     }
   }
-  Stack stack;
-  stack.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    if (bound[i]) {
-      stack.push_back(std::move(*bound[i]));
-    } else if (params[i].default_value()) {
-      stack.push_back(default_argument(*params[i].default_value(), *params[i].type()));
+    if (bound[i]) continue;
+    if (params[i].default_value()) {
+      stack[i] = default_argument(*params[i].default_value(), *params[i].type());
     } else {
-      return fail(
-          fmt::format("missing required argument '{}' (position {})", params[i].name(), i + 1));
+      return fail([&] {
+        return fmt::format("missing required argument '{}' (position {})", params[i].name(),
+                           i + 1);
+      });
     }
   }
   return stack;
@@ -445,6 +484,15 @@ BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDe
 
 BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                             const CallArgs& args, const FactoryDefaults& defaults) {
+  // The first that binds, without collecting anything on the way: the common case.
+  for (const OperatorHandle& op : candidates) {
+    const FunctionSchema* schema = op.entry().schema_or_null();
+    if (schema == nullptr) continue;
+    if (auto stack = try_bind(*schema, args, defaults, /*why=*/nullptr)) {
+      return {op, schema, std::move(*stack)};
+    }
+  }
+  // None did: again, for the error, with every reason.
   std::vector<std::pair<OperatorHandle, const FunctionSchema*>> live;
   live.reserve(candidates.size());
   for (const OperatorHandle& op : candidates) {

@@ -268,13 +268,9 @@ def _method_packet(name):
 
 
 def _method(packet, name):
-    call = packet._call_method
-
-    def method(self, *args, **kwargs):
-        return call(self, *args, **kwargs)
-
-    method.__name__ = method.__qualname__ = name
-    return method
+    # A C method descriptor: x.name(...) calls the packet without a Python frame (Note [Tensor
+    # methods] in python/src/ops.cpp).
+    return _C._tensor_method(packet, name)
 
 
 def _getattr(self, name):

@@ -8,6 +8,7 @@
 #include "ops.h"
 
 #include <pybind11/stl.h>
+#include <structmember.h>
 
 #include <atomic>
 #include <memory>
@@ -112,8 +113,9 @@ class OpPacket {
       : qualified_(std::move(qualified)), name_(std::move(name)) {}
 
   // Note [Overload order]'s order; empty when the name has no schema now. REQUIRES: the GIL
-  // and a CallScope (Note [Operator handles from Python]).
-  const std::vector<OperatorHandle>& overloads() {
+  // and a CallScope (Note [Operator handles from Python]). Shared, so that a call keeps its own
+  // copy for the price of a reference count.
+  std::shared_ptr<const std::vector<OperatorHandle>> overloads() {
     uint64_t g = schema_generation();
     if (g != generation_) {
       // Looked up without the GIL (a registration listener may be waiting for it under the
@@ -132,7 +134,7 @@ class OpPacket {
           settled = false;
         }
       }
-      handles_ = std::move(fresh);
+      handles_ = std::make_shared<const std::vector<OperatorHandle>>(std::move(fresh));
       if (settled) generation_ = g;
     }
     return handles_;
@@ -141,7 +143,7 @@ class OpPacket {
   std::vector<std::string> overload_names() {
     detail::CallScope scope;
     std::vector<std::string> out;
-    for (const OperatorHandle& h : overloads()) {
+    for (const OperatorHandle& h : *overloads()) {
       // Null when another thread undid the def since the lookup.
       const FunctionSchema* schema = h.entry().schema_or_null();
       if (!schema) continue;
@@ -154,23 +156,24 @@ class OpPacket {
   // `args`: a tuple; `kwargs`: a dict or null.
   py::object call(py::handle args, py::handle kwargs) {
     detail::CallScope scope;
-    std::vector<OperatorHandle> handles = overloads();  // this call's own copy
-    OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
-    return call_overloads(handles, name_, args, kwargs);
+    const auto handles = overloads();  // this call's own copy
+    OPD_CHECK(!handles->empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
+    return call_overloads(*handles, name_, args, kwargs);
   }
   // x.name(...): args[0] is x.
   py::object call_method(py::handle args, py::handle kwargs) {
     detail::CallScope scope;
-    std::vector<OperatorHandle> handles = overloads();
-    OPD_CHECK(!handles.empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
-    return call_overloads(handles, name_, args, kwargs, std::nullopt, /*self_bound=*/true);
+    const auto handles = overloads();
+    OPD_CHECK(!handles->empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
+    return call_overloads(*handles, name_, args, kwargs, std::nullopt, /*self_bound=*/true);
   }
 
  private:
   std::string qualified_;
   std::string name_;
   uint64_t generation_ = ~uint64_t{0};
-  std::vector<OperatorHandle> handles_;
+  std::shared_ptr<const std::vector<OperatorHandle>> handles_ =
+      std::make_shared<const std::vector<OperatorHandle>>();
 };
 
 class OpOverload {
@@ -238,6 +241,97 @@ class OpOverload {
 template <class Op>
 PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) noexcept {
   return slot_call([&] { return self_as<Op>(self, "__call__").call(args, kwargs); });
+}
+
+// Note [Tensor methods]
+// x.add(y) is an operator packet called with x first (OpPacket::call_method). Written as a
+// Python function calling a pybind11 method, that call cost a Python frame, an argument tuple
+// and pybind11's dispatcher: as much again as opd.add(x, y). A TensorMethod is a C method
+// descriptor instead: Py_TPFLAGS_METHOD_DESCRIPTOR lets CPython's method-call opcodes call it
+// with x prepended and no bound method made, through vectorcall. Anywhere else (getattr(x,
+// "add")) its __get__ makes an ordinary bound method. It holds the packet, whose caches it uses.
+struct TensorMethod {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* packet;  // an OpPacket
+  PyObject* name;    // str: __name__ and __qualname__
+};
+
+PyObject* tensor_method_call(PyObject* self, PyObject* const* args, size_t nargsf,
+                             PyObject* kwnames) noexcept {
+  auto* method = reinterpret_cast<TensorMethod*>(self);
+  return slot_call([&] {
+    const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (n < 1) {
+      throw py::type_error(std::string("descriptor '") + PyUnicode_AsUTF8(method->name) +
+                           "' of 'Tensor' object needs an argument");
+    }
+    py::tuple positional(n);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      Py_INCREF(args[i]);
+      PyTuple_SET_ITEM(positional.ptr(), i, args[i]);
+    }
+    py::object keywords;
+    if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
+      keywords = py::dict();
+      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
+        if (PyDict_SetItem(keywords.ptr(), PyTuple_GET_ITEM(kwnames, i), args[n + i]) != 0) {
+          throw py::error_already_set();
+        }
+      }
+    }
+    return self_as<OpPacket>(method->packet, "_call_method").call_method(positional, keywords);
+  });
+}
+
+PyObject* tensor_method_get(PyObject* self, PyObject* obj, PyObject* /*type*/) noexcept {
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
+void tensor_method_dealloc(PyObject* self) noexcept {
+  auto* method = reinterpret_cast<TensorMethod*>(self);
+  PyTypeObject* type = Py_TYPE(self);
+  Py_XDECREF(method->packet);
+  Py_XDECREF(method->name);
+  type->tp_free(self);
+  Py_DECREF(type);  // a heap type's instances own a reference to it
+}
+
+PyTypeObject* tensor_method_type() {
+  static PyTypeObject* type = [] {
+    static PyMemberDef members[] = {
+        {"__vectorcalloffset__", T_PYSSIZET, offsetof(TensorMethod, vectorcall), READONLY, nullptr},
+        {"__name__", T_OBJECT_EX, offsetof(TensorMethod, name), READONLY, nullptr},
+        {"__qualname__", T_OBJECT_EX, offsetof(TensorMethod, name), READONLY, nullptr},
+        {"_packet", T_OBJECT_EX, offsetof(TensorMethod, packet), READONLY, nullptr},
+        {nullptr, 0, 0, 0, nullptr}};
+    static PyType_Slot slots[] = {
+        {Py_tp_members, members},
+        {Py_tp_call, reinterpret_cast<void*>(&PyVectorcall_Call)},
+        {Py_tp_descr_get, reinterpret_cast<void*>(&tensor_method_get)},
+        {Py_tp_dealloc, reinterpret_cast<void*>(&tensor_method_dealloc)},
+        {0, nullptr}};
+    static PyType_Spec spec = {
+        "opdispatch._C._TensorMethod", sizeof(TensorMethod), 0,
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, slots};
+    PyObject* t = PyType_FromSpec(&spec);
+    if (t == nullptr) throw py::error_already_set();
+    return reinterpret_cast<PyTypeObject*>(t);
+  }();
+  return type;
+}
+
+// x.<name>(...) as `packet`'s method call: see Note [Tensor methods].
+py::object make_tensor_method(py::handle packet, py::str name) {
+  self_as<OpPacket>(packet, "_tensor_method");
+  PyTypeObject* type = tensor_method_type();
+  auto* method = PyObject_New(TensorMethod, type);
+  if (method == nullptr) throw py::error_already_set();
+  method->vectorcall = &tensor_method_call;
+  method->packet = Py_NewRef(packet.ptr());
+  method->name = Py_NewRef(name.ptr());
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(method));
 }
 
 }  // namespace
@@ -350,6 +444,8 @@ void bind_ops(py::module_& m) {
       .def("_call_method", [](py::handle self, const py::args& args, const py::kwargs& kwargs) {
         return self_as<OpPacket>(self, "_call_method").call_method(args, kwargs);
       });
+  m.attr("_TensorMethod") = py::handle(reinterpret_cast<PyObject*>(tensor_method_type()));
+  m.def("_tensor_method", &make_tensor_method, py::arg("packet"), py::arg("name"));
   py::class_<OpOverload>(m, "_OpOverload", py::module_local(),
                          py::custom_type_setup([](PyHeapTypeObject* type) {
                            type->ht_type.tp_call = &call_slot<OpOverload>;

@@ -6,6 +6,9 @@ torch in the same process, interleaved round by round; the ratio is of the media
   ops.aten.add.Tensor(x, y)  against torch.ops.aten.add.Tensor      goal <= 0.5 of torch
   opd.add(x, y), x.add(y)    against torch.add and torch's x.add, names looked up in the
                              loop as users write them (reported)
+  small calls                every call form (x.f(...), opd.f(...), ops.aten.f.overload(...)),
+                             x.sum(), x.min(), x[1], x[idx], x.int() on 2x3 float32
+                             goal <= 0.5 of torch
   a Python-kernel custom op  called from Python, against torch.library's (reported)
   C++ -> Python kernel       a boxed call from C++ reaching a Python kernel (reported)
   from_dlpack round trip     torch -> opdispatch -> torch, 16 and 4M elements (reported; the
@@ -181,10 +184,57 @@ def bench_reductions():
             report(f"{name}, {size} float32", t["opd"], t.get("torch"), 1.0)
 
 
+def bench_small_calls():
+    """Every call form on a 2x3 float32 tensor against torch's same form (issue 31 §4): a method,
+    a module function, an overload; x.sum(), x.min(), x[idx], x.int()."""
+    x, y = opd.rand(2, 3), opd.rand(2, 3)
+    i = opd.tensor([1, 0])
+    add = opd.ops.aten.add.Tensor
+    ours = {
+        "x.add(y)": lambda: x.add(y),
+        "opd.add(x, y)": lambda: opd.add(x, y),
+        "ops.aten.add.Tensor(x, y)": lambda: add(x, y),
+        "x.mul(2)": lambda: x.mul(2),
+        "x.sum()": lambda: x.sum(),
+        "x.min()": lambda: x.min(),
+        "x[1]": lambda: x[1],
+        "x[idx]": lambda: x[i],
+        "x.int()": lambda: x.int(),
+    }
+    theirs = {}
+    if torch is not None:
+        tx, ty = torch.rand(2, 3), torch.rand(2, 3)
+        ti = torch.tensor([1, 0])
+        tadd = torch.ops.aten.add.Tensor
+        theirs = {
+            "x.add(y)": lambda: tx.add(ty),
+            "opd.add(x, y)": lambda: torch.add(tx, ty),
+            "ops.aten.add.Tensor(x, y)": lambda: tadd(tx, ty),
+            "x.mul(2)": lambda: tx.mul(2),
+            "x.sum()": lambda: tx.sum(),
+            "x.min()": lambda: tx.min(),
+            "x[1]": lambda: tx[1],
+            "x[idx]": lambda: tx[ti],
+            "x.int()": lambda: tx.int(),
+        }
+    for name, fn in ours.items():
+        try:
+            fn()
+        except Exception as e:  # an operator another change has not landed yet
+            print(f"{name + ', 2x3':<44} unavailable: {type(e).__name__}: {e}", flush=True)
+            continue
+        cases = {"opd": fn}
+        if name in theirs:
+            cases["torch"] = theirs[name]
+        t = measure(cases)
+        report(f"{name}, 2x3", t["opd"], t.get("torch"), 0.5)
+
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
     "PyNamedAdd": bench_named_add,
+    "PySmallCalls": bench_small_calls,
     "PyPythonKernel": bench_python_kernel,
     "PyDlpack": bench_dlpack,
     "PyIndexing": bench_indexing,

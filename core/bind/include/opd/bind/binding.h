@@ -68,7 +68,7 @@ BoundCall bind_call(std::string_view name, const CallArgs& args, const FactoryDe
 BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                             const CallArgs& args, const FactoryDefaults& defaults);
 
-// Binds `args` to `schema`; nullopt with `*why` set when they do not fit.
+// Binds `args` to `schema`; nullopt when they do not fit, with `*why` set unless `why` is null.
 std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args,
                               const FactoryDefaults& defaults, std::string* why);
 
