@@ -38,6 +38,21 @@ std::vector<int64_t> index_values(const Tensor& index) {
   return v;
 }
 
+// Elements moved as opaque words of their size.
+template <class F>
+void visit_word(size_t size, F&& f) {
+  switch (size) {
+    case 1:
+      return f(uint8_t{});
+    case 2:
+      return f(uint16_t{});
+    case 4:
+      return f(uint32_t{});
+    default:
+      return f(uint64_t{});
+  }
+}
+
 // result (contiguous, index_select's sizes) = the slices of self along dim that index names.
 void index_select_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& result) {
   const std::vector<int64_t> idx = index_values(index);
@@ -53,6 +68,23 @@ void index_select_into(const Tensor& self, int64_t dim, const Tensor& index, con
   const char* s = static_cast<const char*>(src.data_ptr());
   char* r = static_cast<char*>(result.data_ptr());
   const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<size_t>(1, bytes));
+  if (inner == 1 && bytes <= 8) {  // one element per index: copied as a word of its size
+    visit_word(bytes, [&](auto word) {
+      using W = decltype(word);
+      const W* sw = reinterpret_cast<const W*>(s);
+      W* rw = reinterpret_cast<W*>(r);
+      const int64_t* ip = idx.data();
+      cpu::parallel_for(0, outer, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, m)),
+                        [=](int64_t b, int64_t e) {
+                          for (int64_t o = b; o < e; ++o) {
+                            const W* row = sw + o * size;
+                            W* dst = rw + o * m;
+                            for (int64_t i = 0; i < m; ++i) dst[i] = row[ip[i]];
+                          }
+                        });
+    });
+    return;
+  }
   cpu::parallel_for(0, outer * m, grain, [&](int64_t b, int64_t e) {
     for (int64_t w = b; w < e; ++w) {
       const int64_t o = w / m, i = w % m;

@@ -69,6 +69,20 @@ T from_acc(typename AccType<T>::type v) {
   }
 }
 
+template <class T, bool kProduct>
+void scan_line(const T* src, T* out, int64_t n) {
+  using A = typename AccType<T>::type;
+  A a = A(kProduct ? 1 : 0);
+  for (int64_t j = 0; j < n; ++j) {
+    if constexpr (kProduct) {
+      a = static_cast<A>(a * static_cast<A>(src[j]));
+    } else {
+      a = static_cast<A>(a + static_cast<A>(src[j]));
+    }
+    out[j] = from_acc<T>(a);
+  }
+}
+
 // out = the running sum (kProduct: product) of src along dim. Both contiguous, of sizes
 // [outer, n, inner] once flattened; src may be out itself (each element is read before it is
 // written).
@@ -94,8 +108,15 @@ void scan(const T* src, T* out, int64_t outer, int64_t n, int64_t inner) {
       }
     }
   };
+  if (inner == 1) {  // each line contiguous: the accumulator stays in a register
+    const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, n));
+    cpu::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) scan_line<T, kProduct>(src + o * n, out + o * n, n);
+    });
+    return;
+  }
   const int64_t threads = cpu::get_num_threads();
-  if (outer >= threads || inner == 1) {
+  if (outer >= threads) {
     const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, n * inner));
     cpu::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
       std::unique_ptr<A[]> acc;

@@ -125,6 +125,68 @@ T mean_of(T a, int64_t count) {
   }
 }
 
+[[noreturn]] [[gnu::noinline]] void throw_out_of_bounds(int64_t k, int64_t dim, int64_t bound) {
+  check_index(k, dim, bound);
+  __builtin_unreachable();
+}
+
+// Note [Scatter and gather lines]
+// The kernels walk lines (cpu/index_lines.h) along `dim` when it is the index's last dimension
+// (or the index has one), else along the last dimension, which is the one contiguous in memory:
+// element j of a line reads index ip[j * is] = k and moves between the element (k along dim, j
+// along the line) of the indexed tensor, at k * d_dim + j * d_line (d_line 0 when the line is
+// along dim), and element j of the other. A gather writes each output element once, so its lines
+// always run in parallel; a scatter's lines along dim write disjoint elements and run in
+// parallel, its lines along another dimension may write the same element and run in order.
+// Each line is one call of a function taking values, so the loop keeps them in registers.
+struct LineGeometry {
+  int64_t n, is, other_stride, dim_stride, line_stride, bound, dim;
+};
+
+template <class W>
+void gather_line(W* op, const W* sp, const int64_t* ip, const LineGeometry g) {
+  for (int64_t j = 0; j < g.n; ++j) {
+    const int64_t k = ip[j * g.is];
+    if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(g.bound)) {
+      throw_out_of_bounds(k, g.dim, g.bound);
+    }
+    op[j * g.other_stride] = sp[k * g.dim_stride + j * g.line_stride];
+  }
+}
+
+// kMode: 0 assigns, 1 reduces, 2 reduces counting into `counts` (laid out as out).
+template <class T, int kMode>
+void scatter_line(T* op, const T* sp, const int64_t* ip, int64_t* cp, ScatterReduce r,
+                  const LineGeometry g) {
+  for (int64_t j = 0; j < g.n; ++j) {
+    const int64_t k = ip[j * g.is];
+    if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(g.bound)) {
+      throw_out_of_bounds(k, g.dim, g.bound);
+    }
+    const int64_t at = k * g.dim_stride + j * g.line_stride;
+    const T x = sp[j * g.other_stride];
+    if constexpr (kMode == 0) {
+      op[at] = x;
+    } else if constexpr (kMode == 1) {
+      op[at] = reduce_step(r, op[at], x);
+    } else {
+      op[at] = cp[at] == 0 ? x : reduce_step(r, op[at], x);
+      ++cp[at];
+    }
+  }
+}
+
+// Which dimension the lines of an index of `index_dim` dimensions follow (see Note [Scatter
+// and gather lines]).
+int64_t line_dim_of(int64_t index_dim, int64_t dim) { return index_dim <= 1 ? dim : index_dim - 1; }
+
+// `t`'s strides with `dim`'s zeroed: the offset of a line's start without the dim coordinate.
+std::vector<int64_t> strides_without(const Tensor& t, int64_t dim) {
+  std::vector<int64_t> s(t.strides().begin(), t.strides().end());
+  if (dim < static_cast<int64_t>(s.size())) s[dim] = 0;
+  return s;
+}
+
 // The scatter family's loop. `src` null: `value` is scattered. kNone assigns; include_self
 // false makes the first value scattered into an element replace it (scatter_reduce.two).
 void scatter_into(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
@@ -133,39 +195,40 @@ void scatter_into(const char* op, const Tensor& self, int64_t dim, const Tensor&
   if (!out.is_same(self)) out.copy_(self);
   if (index.numel() == 0) return;
   dim = maybe_wrap_dim(dim, self.dim());
-  const int64_t bound = size_or_one(out, dim);
-  const int64_t n = size_or_one(index, dim);
-  const int64_t is = dim_stride(index, dim), os = dim_stride(out, dim);
-  const int64_t ss = src ? dim_stride(*src, dim) : 0;
+  const int64_t line = line_dim_of(index.dim(), dim);
+  const bool along_dim = line == dim;
+  LineGeometry g;
+  g.n = size_or_one(index, line);
+  g.is = dim_stride(index, line);
+  g.other_stride = src ? dim_stride(*src, line) : 0;
+  g.dim_stride = dim_stride(out, dim);
+  g.line_stride = along_dim ? 0 : dim_stride(out, line);
+  g.bound = size_or_one(out, dim);
+  g.dim = dim;
   const int64_t* idx = index.data_ptr<int64_t>();
   const bool track = !include_self || r == ScatterReduce::kMean;
   // Per element of out: how many values reached it (mean), or whether one has (include_self).
   std::vector<int64_t> counts(track ? static_cast<size_t>(out.numel()) : 0, include_self ? 1 : 0);
+  const std::vector<int64_t> out_strides = strides_without(out, dim);
   const IntArrayRef src_strides = src ? src->strides() : index.strides();
   common::visit_dtype(out.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
     T* o = static_cast<T*>(out.data_ptr());
-    const T* s = src ? static_cast<const T*>(src->data_ptr()) : nullptr;
     const T v = src ? T{} : common::scalar_to<T>(value);
-    cpu::for_each_line<3>(
-        index.sizes(), dim, {index.strides(), src_strides, out.strides()}, true,
-        [&](const std::array<int64_t, 3>& off) {
-          for (int64_t j = 0; j < n; ++j) {
-            const int64_t k = idx[off[0] + j * is];
-            check_index(k, dim, bound);
-            const T x = s ? s[off[1] + j * ss] : v;
-            T& y = o[off[2] + k * os];
-            if (r == ScatterReduce::kNone) {
-              y = x;
-            } else if (!track) {
-              y = reduce_step(r, y, x);
-            } else {
-              int64_t& c = counts[off[2] + k * os];  // out is contiguous: offset = position
-              y = c == 0 ? x : reduce_step(r, y, x);
-              ++c;
-            }
-          }
-        });
+    const T* s = src ? static_cast<const T*>(src->data_ptr()) : &v;
+    int64_t* c = counts.data();
+    cpu::for_each_line<3>(index.sizes(), line, {index.strides(), src_strides, out_strides},
+                          along_dim, [&](const std::array<int64_t, 3>& off) {
+                            const int64_t* ip = idx + off[0];
+                            const T* sp = src ? s + off[1] : s;
+                            if (r == ScatterReduce::kNone) {
+                              scatter_line<T, 0>(o + off[2], sp, ip, nullptr, r, g);
+                            } else if (!track) {
+                              scatter_line<T, 1>(o + off[2], sp, ip, nullptr, r, g);
+                            } else {
+                              scatter_line<T, 2>(o + off[2], sp, ip, c + off[2], r, g);
+                            }
+                          });
     if (r == ScatterReduce::kMean) {
       const int64_t total = out.numel();
       for (int64_t i = 0; i < total; ++i) {
@@ -181,24 +244,24 @@ void gather_out(const Tensor& self, int64_t dim, const Tensor& index, bool /*spa
                 const Tensor& out) {
   if (index.numel() == 0) return;
   dim = maybe_wrap_dim(dim, self.dim());
-  const int64_t bound = size_or_one(self, dim);
-  const int64_t n = size_or_one(index, dim);
-  const int64_t is = dim_stride(index, dim), ss = dim_stride(self, dim), os = dim_stride(out, dim);
+  const int64_t line = line_dim_of(index.dim(), dim);
+  LineGeometry g;
+  g.n = size_or_one(index, line);
+  g.is = dim_stride(index, line);
+  g.other_stride = dim_stride(out, line);
+  g.dim_stride = dim_stride(self, dim);
+  g.line_stride = line == dim ? 0 : dim_stride(self, line);
+  g.bound = size_or_one(self, dim);
+  g.dim = dim;
   const int64_t* idx = index.data_ptr<int64_t>();
+  const std::vector<int64_t> self_strides = strides_without(self, dim);
   visit_word(self.element_size(), [&](auto w) {
     using W = decltype(w);
     const W* s = static_cast<const W*>(self.data_ptr());
     W* o = static_cast<W*>(out.data_ptr());
-    cpu::for_each_line<3>(index.sizes(), dim, {index.strides(), self.strides(), out.strides()},
-                          true, [&](const std::array<int64_t, 3>& off) {
-                            const int64_t* ip = idx + off[0];
-                            const W* sp = s + off[1];
-                            W* op = o + off[2];
-                            for (int64_t j = 0; j < n; ++j) {
-                              const int64_t k = ip[j * is];
-                              check_index(k, dim, bound);
-                              op[j * os] = sp[k * ss];
-                            }
+    cpu::for_each_line<3>(index.sizes(), line, {index.strides(), self_strides, out.strides()}, true,
+                          [&](const std::array<int64_t, 3>& off) {
+                            gather_line<W>(o + off[2], s + off[1], idx + off[0], g);
                           });
   });
 }
