@@ -131,10 +131,7 @@ _TYPE_NAMES = {
     "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
 }
 _DTYPES_BY_TYPE_NAME = {v: k for k, v in _TYPE_NAMES.items()}
-
-
-def _dtype_name(dtype):
-    return repr(dtype).split(".", 1)[1]
+_TYPE_NAME_OF = {getattr(_C, k): v for k, v in _TYPE_NAMES.items()}
 
 
 def _parse_type_name(name):
@@ -152,7 +149,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         if self.is_meta:
             raise RuntimeError("Unimplemented backend Meta")
         prefix = "torch.cuda." if self.is_cuda else "torch."
-        return prefix + _TYPE_NAMES[_dtype_name(self.dtype)]
+        return prefix + _TYPE_NAME_OF[self.dtype]
     if isinstance(dtype, str):
         device, dt = _parse_type_name(dtype)
         return _to(self, device=_C.device(device) if device != self.device.type else None,
@@ -178,22 +175,27 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 # binder picks the .Scalar overload for a number), and answers NotImplemented for an operand
 # that is neither a tensor nor a number, so that Python raises its own TypeError. A reflected
 # call (2 // x) passes the number as a wrapped number, which promotes as a Python number.
-_packets = {}
+_packets = {}  # names -> (packet, the schema generation it was chosen in)
+_NUMBERS = (int, float, complex)  # bool is an int
 
 
 def _op(*names):
     """The packet of the first of the aten operators ``names`` that is defined (``__lshift__``
-    before ``bitwise_left_shift``)."""
+    before ``bitwise_left_shift``), chosen again when an operator gains or loses its schema."""
+    generation = _C._schema_generation()
+    cached = _packets.get(names)
+    if cached is not None and cached[1] == generation:
+        return cached[0]
     for name in names:
-        packet = _packets.get(name)
-        if packet is None:
-            packet = _packets[name] = _ops.OpOverloadPacket("aten", name)
+        packet = _ops.OpOverloadPacket("aten", name)
         if packet.overloads() or name == names[-1]:
+            _packets[names] = (packet, generation)
             return packet
 
 
 def _is_operand(other):
-    return isinstance(other, Tensor) or _C._wrapped_number(other) is not NotImplemented
+    return (isinstance(other, (Tensor,) + _NUMBERS)
+            or _C._wrapped_number(other) is not NotImplemented)
 
 
 def _binary_dunder(*names):
