@@ -40,9 +40,15 @@ ENTRIES = all_op_db()
 _ids = [f"{m}.{op.name}" for m, op in ENTRIES]
 _dup = {i for i in _ids if _ids.count(i) > 1}
 assert not _dup, f"entries named twice: {sorted(_dup)}"
-BY_DTYPE = [pytest.param(op, dt, id=f"{m}.{op.name}-{dt}") for m, op in ENTRIES
+def by_dtype(has=lambda op: True):
+    """(entry, dtype) parameters of the entries that have the form a check tests: an entry
+    without a method is no test of the method (not a skipped one: fewer tests to run)."""
+    return [pytest.param(op, dt, id=f"{m}.{op.name}-{dt}") for m, op in ENTRIES if has(op)
             for dt in op.dtypes]
-BY_ENTRY = [pytest.param(op, id=f"{m}.{op.name}") for m, op in ENTRIES]
+
+
+def by_entry(has=lambda op: True):
+    return [pytest.param(op, id=f"{m}.{op.name}") for m, op in ENTRIES if has(op)]
 
 
 # ---- running a sample --------------------------------------------------------------------
@@ -168,7 +174,7 @@ def compare_with_torch(op, dtype, sample, ours_thunk, torch_thunk, variant, *,
 
 # ---- the checks --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("op,dtype", BY_DTYPE)
+@pytest.mark.parametrize("op,dtype", by_dtype())
 def test_values(op, dtype):
     skip_unless_runs(op, "values", dtype)
     for sample in samples(op, dtype):
@@ -176,7 +182,7 @@ def test_values(op, dtype):
                            lambda: call(op.ref, torch, sample), "function")
 
 
-@pytest.mark.parametrize("op,dtype", BY_DTYPE)
+@pytest.mark.parametrize("op,dtype", by_dtype(lambda op: op.method_name))
 def test_method(op, dtype):
     if not op.method_name:
         pytest.skip("no method form")
@@ -205,13 +211,16 @@ def clone_strided(t):
     return copy
 
 
-@pytest.mark.parametrize("op,dtype", BY_DTYPE)
+@pytest.mark.parametrize("op,dtype", by_dtype(lambda op: op.inplace))
 def test_inplace(op, dtype):
     if not op.inplace:
         pytest.skip("no in-place form")
     skip_unless_runs(op, "inplace", dtype)
     name = op.inplace
+    refused = 0
     for sample in samples(op, dtype):
+        if refused == 2:
+            break  # both refuse this dtype (an integral self of a float op): torch's errors cost
         ours_self = clone_strided(sample.input)
         theirs_self = to_torch(sample.input)
         s = SampleInput(ours_self, sample.args, sample.kwargs, sample.name)
@@ -224,6 +233,8 @@ def test_inplace(op, dtype):
             lambda: call(inplace, torch, s, tmap), f"in-place {name}", compare_strides=True)
         if theirs is not None:
             assert ours is ours_self, f"{describe_call(op, s, name)}: the result is not self"
+        else:
+            refused += 1
 
 
 def _empty_like_result(r, dtype_override=None, shape=None):
@@ -255,7 +266,7 @@ def _functional_results(op, dtype):
     return found
 
 
-@pytest.mark.parametrize("op,dtype", BY_DTYPE)
+@pytest.mark.parametrize("op,dtype", by_dtype(lambda op: op.supports_out))
 def test_out(op, dtype):
     if not op.supports_out:
         pytest.skip("no out= form")
@@ -272,7 +283,7 @@ def test_out(op, dtype):
         assert_same(out, expected, op, dtype, what=what)
 
 
-@pytest.mark.parametrize("op,dtype", BY_DTYPE)
+@pytest.mark.parametrize("op,dtype", by_dtype(lambda op: op.supports_out))
 def test_out_resize(op, dtype):
     """An empty out is resized silently; one with elements of the wrong shape is resized with
     torch's deprecation warning (the same text as torch 1.13's, up to its 'Triggered
@@ -362,7 +373,7 @@ def assert_meta_matches(ours, cpu, what):
             assert_meta_matches(a, c, f"{what}[{i}]")
 
 
-@pytest.mark.parametrize("op,dtype", BY_DTYPE)
+@pytest.mark.parametrize("op,dtype", by_dtype(lambda op: op.supports_meta))
 def test_meta(op, dtype):
     if not op.supports_meta:
         pytest.skip("no Meta kernel")
@@ -426,7 +437,7 @@ def grad_problem(op, sample):
     return fn, tuple(inputs)
 
 
-@pytest.mark.parametrize("op", BY_ENTRY)
+@pytest.mark.parametrize("op", by_entry(lambda op: op.supports_autograd))
 def test_gradcheck(op):
     if not op.supports_autograd:
         pytest.skip("not differentiable")
@@ -448,7 +459,7 @@ def test_gradcheck(op):
                     f"{describe_call(op, sample, 'gradgradcheck')}: {e}") from e
 
 
-@pytest.mark.parametrize("op", BY_ENTRY)
+@pytest.mark.parametrize("op", by_entry(lambda op: op.error_inputs is not None))
 def test_errors(op):
     if op.error_inputs is None:
         pytest.skip("no error inputs")

@@ -247,8 +247,16 @@ def make_tensor(shape, dtype, *, rng=None, low=None, high=None, noncontiguous=Fa
     if noncontiguous and shape:
         storage_shape = shape[:-1] + (shape[-1] * 2,)
         n = math.prod(storage_shape)
-    values = [_draw(rng, dtype, lo, hi, exclude_zero) for _ in range(n)]
-    if dtype == "bool":
+    if _np is not None and n >= 256:  # numpy's generator costs more than small tensors
+        t = opdispatch.from_numpy(_values_numpy(rng, dtype, lo, hi, exclude_zero, n))
+        if dtype not in ("bool", "float64", "int64", "complex128"):
+            t = t.to(getattr(opdispatch, dtype))
+        values = None
+    else:
+        values = [_draw(rng, dtype, lo, hi, exclude_zero) for _ in range(n)]
+    if values is None:
+        pass
+    elif dtype == "bool":
         t = opdispatch.tensor(values, dtype=opdispatch.bool)
     elif dtype in _COMPLEX:
         t = opdispatch.tensor(values, dtype=getattr(opdispatch, dtype))
@@ -264,6 +272,35 @@ def make_tensor(shape, dtype, *, rng=None, low=None, high=None, noncontiguous=Fa
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+try:
+    import numpy as _np
+except ImportError:  # the same distributions, drawn one value at a time
+    _np = None
+
+
+def _values_numpy(rng, dtype, lo, hi, exclude_zero, n):
+    """n values as _draw draws them (the same distributions, not the same numbers), from a
+    numpy generator seeded by `rng`: bool, float64, int64 or complex128."""
+    g = _np.random.default_rng(rng.getrandbits(64))
+    if dtype == "bool":
+        return g.random(n) < 0.5
+    if dtype in _COMPLEX:
+        return (_values_numpy(rng, "float64", lo, hi, exclude_zero, n)
+                + 1j * _values_numpy(rng, "float64", lo, hi, exclude_zero, n))
+    if dtype in _FLOATING:
+        a = g.uniform(lo, hi, n)
+        if dtype in ("float16", "bfloat16"):
+            a = _np.round(a, 2)
+        if exclude_zero:
+            a = _np.where(_np.abs(a) < 0.1, _np.where(a >= 0, 0.5, -0.5), a)
+        return a
+    ilo, ihi = int(lo), int(hi)
+    a = g.integers(ilo, ihi, n) if ihi > ilo else _np.full(n, ilo, dtype=_np.int64)
+    if exclude_zero:
+        a[a == 0] = 1
+    return a.astype(_np.int64)
 
 
 def _draw(rng, dtype, lo, hi, exclude_zero):
