@@ -194,7 +194,8 @@ ScalarType real_type(ScalarType t) {
 ReductionMeta var_meta(std::string_view op, const Tensor& self, OptionalIntArrayRef dim,
                        bool keepdim) {
   const ScalarType t = self.scalar_type();
-  OPD_CHECK(is_floating_point(t) || is_complex(t), "{} only support floating point and complex dtypes",
+  OPD_CHECK(is_floating_point(t) || is_complex(t),
+            "{} only support floating point and complex dtypes",
             op == "var" || op == "std" ? "std and var" : op);
   return make_meta(self, make_dim_mask(dim, self.dim()), keepdim, real_type(t));
 }

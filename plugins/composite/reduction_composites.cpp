@@ -40,8 +40,8 @@ std::tuple<Tensor, Tensor> var_mean(const Tensor& self, bool unbiased) {
   return opd::var_mean(self, std::nullopt, correction_of(unbiased), false);
 }
 
-std::tuple<Tensor, Tensor> var_mean_dim(const Tensor& self, OptionalIntArrayRef dim,
-                                        bool unbiased, bool keepdim) {
+std::tuple<Tensor, Tensor> var_mean_dim(const Tensor& self, OptionalIntArrayRef dim, bool unbiased,
+                                        bool keepdim) {
   return opd::var_mean(self, dim, correction_of(unbiased), keepdim);
 }
 
@@ -49,8 +49,8 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& self, bool unbiased) {
   return opd::std_mean(self, std::nullopt, correction_of(unbiased), false);
 }
 
-std::tuple<Tensor, Tensor> std_mean_dim(const Tensor& self, OptionalIntArrayRef dim,
-                                        bool unbiased, bool keepdim) {
+std::tuple<Tensor, Tensor> std_mean_dim(const Tensor& self, OptionalIntArrayRef dim, bool unbiased,
+                                        bool keepdim) {
   return opd::std_mean(self, dim, correction_of(unbiased), keepdim);
 }
 
@@ -78,9 +78,9 @@ Tensor norm_impl(const Tensor& self, const Scalar& p, IntArrayRef dim, bool keep
   const double ord = p.to<double>();
   if (self.numel() == 0 && (ord < 0 || std::isinf(ord))) {
     const ScalarType real = t == kComplexFloat ? kFloat : t == kComplexDouble ? kDouble : t;
-    return opd::zeros(common::reduced_sizes(self.sizes(), common::make_dim_mask(dim, self.dim()),
-                                            keepdim),
-                      TensorOptions().dtype(real).device(self.device()));
+    return opd::zeros(
+        common::reduced_sizes(self.sizes(), common::make_dim_mask(dim, self.dim()), keepdim),
+        TensorOptions().dtype(real).device(self.device()));
   }
   return opd::linalg_vector_norm(self, p, dim, keepdim, std::nullopt);
 }

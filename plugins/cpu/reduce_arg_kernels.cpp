@@ -29,7 +29,8 @@ struct ArgMaxReducer {
 
   acc_t init() const { return {}; }
   void step(acc_t& a, T v, int64_t i) const {
-    if (a.index < 0 || (!is_nan(a.value) && ((kMax ? v > a.value : v < a.value) || is_nan(v)))) a = {v, i};
+    if (a.index < 0 || (!is_nan(a.value) && ((kMax ? v > a.value : v < a.value) || is_nan(v))))
+      a = {v, i};
   }
   void row(acc_t& a, const T* p, int64_t n, int64_t stride, int64_t first) const {
     for (int64_t k = 0; k < n; ++k) step(a, p[k * stride], first + k);

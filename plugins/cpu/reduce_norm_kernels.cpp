@@ -32,9 +32,9 @@ struct RealOf<std::complex<T>> {
 // The norm of T (complex: of |x|) into its real type R, accumulated in A.
 template <class T, NormKind kKind>
 struct NormReducer
-    : ElementwiseReducer<NormReducer<T, kKind>, T,
-                         std::conditional_t<std::is_same_v<typename RealOf<T>::type, double>,
-                                            double, float>> {
+    : ElementwiseReducer<
+          NormReducer<T, kKind>, T,
+          std::conditional_t<std::is_same_v<typename RealOf<T>::type, double>, double, float>> {
   using R = typename RealOf<T>::type;
   using A = std::conditional_t<std::is_same_v<R, double>, double, float>;
   R* out;

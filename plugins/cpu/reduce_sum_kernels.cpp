@@ -70,7 +70,8 @@ void sum_into(const char* op, const Tensor& self, const common::DimMask& mask, c
       // Only T == Out, or an integer T widening to Out = int64_t, reach here.
       if constexpr (std::is_same_v<T, Out> ||
                     (std::is_integral_v<T> && std::is_same_v<Out, int64_t>)) {
-        run_reduction<T>(in, mask, SumReducer<T, Out, kKind>(static_cast<Out*>(out.data_ptr()), count));
+        run_reduction<T>(in, mask,
+                         SumReducer<T, Out, kKind>(static_cast<Out*>(out.data_ptr()), count));
       } else {
         OPD_INTERNAL_ASSERT(false, "{}: unexpected dtypes {} -> {}", op, in.scalar_type(), dtype);
       }

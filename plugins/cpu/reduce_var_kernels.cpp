@@ -33,8 +33,8 @@ struct MomentsReducer {
   struct acc_t {
     double n = 0, mean = 0, m2 = 0;
   };
-  T* var;    // the variance, or the standard deviation when take_sqrt
-  T* mean;   // null unless var_mean / std_mean
+  T* var;   // the variance, or the standard deviation when take_sqrt
+  T* mean;  // null unless var_mean / std_mean
   double correction;
   bool take_sqrt;
 
@@ -87,14 +87,13 @@ struct MomentsReducer {
     double v = a.m2 / std::max(0.0, a.n - correction);
     if (take_sqrt) v = std::sqrt(v);
     var[o] = convert<T>(v);
-    if (mean)
-      mean[o] = convert<T>(a.n > 0 ? a.mean : std::numeric_limits<double>::quiet_NaN());
+    if (mean) mean[o] = convert<T>(a.n > 0 ? a.mean : std::numeric_limits<double>::quiet_NaN());
   }
 };
 
 std::tuple<Tensor, Tensor> moments(const char* op, const Tensor& self, OptionalIntArrayRef dim,
-                                   std::optional<int64_t> correction, bool keepdim,
-                                   bool take_sqrt, bool with_mean) {
+                                   std::optional<int64_t> correction, bool keepdim, bool take_sqrt,
+                                   bool with_mean) {
   const common::ReductionMeta m = common::var_meta(op, self, dim, keepdim);
   Tensor var = cpu::empty_cpu(m.sizes, m.dtype);
   Tensor mean = with_mean ? cpu::empty_cpu(m.sizes, m.dtype) : Tensor();

@@ -301,9 +301,13 @@ TEST_P(ReductionOps, ArgmaxOfEmptyAndBadDims) {
 
 // PyTorch 1.13's RuntimeError names its CPU kernel: "argmax_cpu" not implemented for 'Bool'.
 TEST_P(ReductionOps, ArgmaxOfBoolIsAnErrorNamingKernelAndDtype) {
-  EXPECT_EQ(error_of_type<Error>([&] { opd::argmax(in({1, 0, 1}, {3}, kBool)); }),
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::argmax(in({1, 0, 1}, {3}, kBool));
+            }),
             "\"argmax_cpu\" not implemented for 'Bool'");
-  EXPECT_EQ(error_of_type<Error>([&] { opd::argmin(in({1, 0, 1}, {3}, kBool)); }),
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::argmin(in({1, 0, 1}, {3}, kBool));
+            }),
             "\"argmin_cpu\" not implemented for 'Bool'");
 }
 
@@ -494,7 +498,9 @@ TEST_P(ReductionOps, VarStdAndTheirMeans) {
   EXPECT_TRUE(tensors_equal(v, ex({14.0 / 3}, {}), 1e-5));
   EXPECT_TRUE(tensors_equal(m, ex({11.0 / 3}, {}), 1e-5));
   EXPECT_TRUE(tensors_equal(opd::var(in({1}, {1}), std::nullopt, 1, false), ex({kNaN}, {})));
-  EXPECT_EQ(error_of_type<Error>([&] { opd::var(in({1, 2}, {2}, kLong), std::nullopt, 1, false); }),
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::var(in({1, 2}, {2}, kLong), std::nullopt, 1, false);
+            }),
             "std and var only support floating point and complex dtypes");
 }
 
