@@ -295,32 +295,6 @@ Tensor reshape_as(const Tensor& self, const Tensor& other) {
   return opd::reshape(self, other.sizes());
 }
 
-// The diagonal as a strided view: the two dimensions replaced by one at the end, whose stride is
-// the sum of theirs.
-Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
-  const int64_t d1 = maybe_wrap_dim(dim1, self.dim()), d2 = maybe_wrap_dim(dim2, self.dim());
-  OPD_CHECK(d1 != d2, "diagonal dimensions cannot be identical {}, {}", dim1, dim2);
-  int64_t storage_offset = self.storage_offset();
-  int64_t size = 0;
-  if (offset >= 0) {
-    size = std::max<int64_t>(std::min(self.size(d1), self.size(d2) - offset), 0);
-  } else {
-    size = std::max<int64_t>(std::min(self.size(d1) + offset, self.size(d2)), 0);
-  }
-  if (size > 0) {
-    storage_offset += offset >= 0 ? offset * self.stride(d2) : -offset * self.stride(d1);
-  }
-  std::vector<int64_t> sizes, strides;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (d == d1 || d == d2) continue;
-    sizes.push_back(self.size(d));
-    strides.push_back(self.stride(d));
-  }
-  sizes.push_back(size);
-  strides.push_back(self.stride(d1) + self.stride(d2));
-  return opd::as_strided(self, sizes, strides, storage_offset);
-}
-
 // self viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...] and copied into
 // [r0 * s0, r1 * s1, ...].
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
@@ -339,6 +313,37 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
     result.push_back(repeats[i] * padded[i]);
   }
   return opd::reshape(opd::reshape(self, spread).expand(expanded), result);
+}
+
+// Each element repeated `repeats` times along dim (over the flattened self when dim is None):
+// self unsqueezed after dim, expanded there and merged back.
+Tensor repeat_interleave_self_int(const Tensor& self, int64_t repeats, std::optional<int64_t> dim,
+                                  std::optional<int64_t> output_size) {
+  OPD_CHECK(repeats >= 0, "repeats can not be negative");
+  const Tensor input = dim ? self : opd::flatten(self);
+  const int64_t d = dim ? maybe_wrap_dim(*dim, self.dim()) : 0;
+  if (input.dim() == 0) return opd::repeat_interleave(opd::flatten(input), repeats, 0, output_size);
+  OPD_CHECK(!output_size || *output_size == input.size(d) * repeats,
+            "allocated size does not match required size");
+  std::vector<int64_t> expanded(input.sizes().begin(), input.sizes().end());
+  expanded.insert(expanded.begin() + d + 1, repeats);
+  return opd::flatten(opd::unsqueeze(input, d + 1).expand(expanded), d, d + 1);
+}
+
+// A new tensor whose diagonal (offset, dim1, dim2) holds self's last dimension, zero elsewhere:
+// diagonal_scatter into zeros, so autograd follows its formula.
+Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  const int64_t n = self.dim() + 1;
+  const int64_t d1 = maybe_wrap_dim(dim1, n), d2 = maybe_wrap_dim(dim2, n);
+  OPD_CHECK(d1 != d2, "diagonal dimensions cannot be identical {}, {}", dim1, dim2);
+  const int64_t length = (self.dim() == 0 ? 1 : self.size(-1)) + std::abs(offset);
+  std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
+  if (!sizes.empty()) sizes.pop_back();
+  sizes.insert(sizes.begin() + std::min(d1, d2), length);
+  sizes.insert(sizes.begin() + std::max(d1, d2), length);
+  const Tensor zeros =
+      opd::zeros(sizes, TensorOptions(self.scalar_type()).device(self.device()));
+  return opd::diagonal_scatter(zeros, self, offset, d1, d2);
 }
 
 Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {

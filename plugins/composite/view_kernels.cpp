@@ -1,6 +1,9 @@
 // The view operators: each result shares self's storage and version counter (opd::make_view);
 // only the geometry differs, computed by common/view_shape.h.
 
+#include <algorithm>
+#include <vector>
+
 #include "common/view_shape.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/ops.h"
@@ -56,6 +59,33 @@ Tensor slice_Tensor(const Tensor& self, int64_t dim, std::optional<int64_t> star
 }
 
 Tensor alias(const Tensor& self) { return view_with(self, geometry_of(self)); }
+
+// The two dimensions replaced by one at the end, whose stride is the sum of theirs. Its own view
+// (not as_strided), so that its gradient is diagonal_scatter's for any input, an expanded one
+// included.
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  const int64_t d1 = maybe_wrap_dim(dim1, self.dim()), d2 = maybe_wrap_dim(dim2, self.dim());
+  OPD_CHECK(d1 != d2, "diagonal dimensions cannot be identical {}, {}", dim1, dim2);
+  int64_t storage_offset = self.storage_offset();
+  int64_t size = 0;
+  if (offset >= 0) {
+    size = std::max<int64_t>(std::min(self.size(d1), self.size(d2) - offset), 0);
+  } else {
+    size = std::max<int64_t>(std::min(self.size(d1) + offset, self.size(d2)), 0);
+  }
+  if (size > 0) {
+    storage_offset += offset >= 0 ? offset * self.stride(d2) : -offset * self.stride(d1);
+  }
+  std::vector<int64_t> sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d == d1 || d == d2) continue;
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  sizes.push_back(size);
+  strides.push_back(self.stride(d1) + self.stride(d2));
+  return make_view(self, sizes, strides, storage_offset);
+}
 
 Tensor select_int(const Tensor& self, int64_t dim, int64_t index) {
   return view_with(self, select_geometry(geometry_of(self), dim, index));

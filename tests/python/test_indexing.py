@@ -304,6 +304,10 @@ SHAPE_CASES = [
     ("slice_scatter_step", lambda L, a, b: L.slice_scatter(a, b[:, :2], 1, 0, 4, 2)),
     ("diagonal_scatter", lambda L, a, b: L.diagonal_scatter(a, b[0, :3], 0)),
     ("alias", lambda L, a, b: L.alias(a) if L is opd else a),
+    ("repeat_interleave", lambda L, a, b: L.repeat_interleave(a, 2)),
+    ("repeat_interleave_dim", lambda L, a, b: L.repeat_interleave(a, 3, -1)),
+    ("diag_embed", lambda L, a, b: L.diag_embed(a)),
+    ("diag_embed_offset", lambda L, a, b: L.diag_embed(a, -1, 0, 2)),
 ]
 
 

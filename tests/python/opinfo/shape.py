@@ -191,6 +191,20 @@ def sample_expand_as(op, make, dtype, rg):
     yield SampleInput(_x(make, (3,), rg), args=(make((2, 3)),))
 
 
+def sample_repeat_interleave(op, make, dtype, rg):
+    yield SampleInput(_x(make, (2, 3), rg), args=(2,))
+    yield SampleInput(_x(make, (2, 3), rg, noncontiguous=True), args=(3, 1))
+    yield SampleInput(_x(make, (), rg), args=(2,))
+    yield SampleInput(_x(make, (2, 3), rg), args=(0, 0))
+
+
+def sample_diag_embed(op, make, dtype, rg):
+    yield SampleInput(_x(make, (2, 3), rg))
+    yield SampleInput(_x(make, (2, 3), rg, noncontiguous=True), args=(1,))
+    yield SampleInput(_x(make, (3,), rg), args=(-2, 0, 1))
+    yield SampleInput(_x(make, (2, 3), rg), args=(0, 2, 0))
+
+
 _NO_OUT = dict(supports_out=False, dtypes=ALL)
 
 OP_DB = [
@@ -229,4 +243,6 @@ OP_DB = [
     OpInfo("select_scatter", **_NO_OUT, sample_inputs=sample_select_scatter),
     OpInfo("slice_scatter", **_NO_OUT, sample_inputs=sample_slice_scatter),
     OpInfo("diagonal_scatter", **_NO_OUT, sample_inputs=sample_diagonal_scatter),
+    OpInfo("repeat_interleave", **_NO_OUT, sample_inputs=sample_repeat_interleave),
+    OpInfo("diag_embed", **_NO_OUT, sample_inputs=sample_diag_embed),
 ]
