@@ -154,7 +154,8 @@ void gather_line(W* op, const W* sp, const int64_t* ip, const LineGeometry g) {
   }
 }
 
-// kMode: 0 assigns, 1 reduces, 2 reduces counting into `counts` (laid out as out).
+// kMode: 0 assigns, 1 adds, 3 reduces by r, 2 reduces by r counting into `cp` (laid out as
+// out).
 template <class T, int kMode>
 void scatter_line(T* op, const T* sp, const int64_t* ip, int64_t* cp, ScatterReduce r,
                   const LineGeometry g) {
@@ -168,6 +169,12 @@ void scatter_line(T* op, const T* sp, const int64_t* ip, int64_t* cp, ScatterRed
     if constexpr (kMode == 0) {
       op[at] = x;
     } else if constexpr (kMode == 1) {
+      if constexpr (std::is_same_v<T, bool>) {
+        op[at] = reduce_step(r, op[at], x);
+      } else {
+        op[at] = static_cast<T>(static_cast<opmath_t<T>>(op[at]) + static_cast<opmath_t<T>>(x));
+      }
+    } else if constexpr (kMode == 3) {
       op[at] = reduce_step(r, op[at], x);
     } else {
       op[at] = cp[at] == 0 ? x : reduce_step(r, op[at], x);
@@ -223,8 +230,10 @@ void scatter_into(const char* op, const Tensor& self, int64_t dim, const Tensor&
                             const T* sp = src ? s + off[1] : s;
                             if (r == ScatterReduce::kNone) {
                               scatter_line<T, 0>(o + off[2], sp, ip, nullptr, r, g);
-                            } else if (!track) {
+                            } else if (!track && r == ScatterReduce::kSum) {
                               scatter_line<T, 1>(o + off[2], sp, ip, nullptr, r, g);
+                            } else if (!track) {
+                              scatter_line<T, 3>(o + off[2], sp, ip, nullptr, r, g);
                             } else {
                               scatter_line<T, 2>(o + off[2], sp, ip, c + off[2], r, g);
                             }

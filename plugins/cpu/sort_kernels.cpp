@@ -100,6 +100,76 @@ Tensor contiguous_input(const Tensor& self) {
   return self.is_contiguous() ? self : self.contiguous();
 }
 
+// Note [Radix sort]
+// Lines of float32 and int32 sort by an LSD radix sort (four passes of 8 bits, stable) on
+// unsigned keys ordered as sort's comparison orders the values: a float's sign bit flipped, or
+// all its bits when negative; -0.0 as 0.0; every NaN as the largest key; an int32's sign bit
+// flipped; all bits inverted for descending. The result is the stable sort's, element for
+// element, at a fraction of a comparison sort's time on long lines.
+template <class T>
+uint32_t radix_key(T v, bool descending) {
+  uint32_t k;
+  if constexpr (std::is_same_v<T, float>) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    if (std::isnan(v)) {
+      k = 0xFFFFFFFFu;
+    } else {
+      if (bits == 0x80000000u) bits = 0;  // -0.0 sorts as 0.0
+      k = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+    }
+  } else {
+    k = static_cast<uint32_t>(v) ^ 0x80000000u;
+  }
+  return descending ? ~k : k;
+}
+
+constexpr int64_t kRadixMinLine = 64;  // shorter lines: the comparison sort
+
+// Sorts the positions 0..n-1 of `p` (element stride `stride`) into `order`; `keys`, `tmp_keys`
+// and `tmp_order` are scratch of n entries.
+template <class T>
+void radix_sort_line(const T* p, int64_t stride, int64_t n, bool descending, uint32_t* keys,
+                     uint32_t* tmp_keys, int64_t* order, int64_t* tmp_order) {
+  for (int64_t j = 0; j < n; ++j) {
+    keys[j] = radix_key(p[j * stride], descending);
+    order[j] = j;
+  }
+  for (int shift = 0; shift < 32; shift += 8) {
+    int64_t count[257] = {};
+    for (int64_t j = 0; j < n; ++j) ++count[((keys[j] >> shift) & 0xFF) + 1];
+    if (count[((keys[0] >> shift) & 0xFF) + 1] == n) continue;  // one digit: nothing moves
+    for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t at = count[(keys[j] >> shift) & 0xFF]++;
+      tmp_keys[at] = keys[j];
+      tmp_order[at] = order[j];
+    }
+    std::swap_ranges(tmp_keys, tmp_keys + n, keys);
+    std::swap_ranges(tmp_order, tmp_order + n, order);
+  }
+}
+
+template <class T>
+void radix_sort(const T* s, T* v, int64_t* x, const Lines& l, bool descending) {
+  const int64_t lines = l.outer * l.inner;
+  const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, l.n));
+  cpu::parallel_for(0, lines, grain, [&](int64_t b, int64_t e) {
+    std::vector<uint32_t> keys(l.n), tmp_keys(l.n);
+    std::vector<int64_t> order(l.n), tmp_order(l.n);
+    for (int64_t line = b; line < e; ++line) {
+      const int64_t o = line / l.inner, i = line % l.inner;
+      const int64_t base = o * l.n * l.inner + i;
+      radix_sort_line(s + base, l.inner, l.n, descending, keys.data(), tmp_keys.data(),
+                      order.data(), tmp_order.data());
+      for (int64_t j = 0; j < l.n; ++j) {
+        v[base + j * l.inner] = s[base + order[j] * l.inner];
+        x[base + j * l.inner] = order[j];
+      }
+    }
+  });
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor> sort_stable(const Tensor& self, std::optional<bool> /*stable*/,
@@ -117,6 +187,9 @@ std::tuple<Tensor, Tensor> sort_stable(const Tensor& self, std::optional<bool> /
     const T* s = static_cast<const T*>(src.data_ptr());
     T* v = static_cast<T*>(values.data_ptr());
     int64_t* x = indices.data_ptr<int64_t>();
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t>) {
+      if (l.n >= kRadixMinLine) return radix_sort(s, v, x, l, descending);  // Note [Radix sort]
+    }
     for_each_sorted_line<T>(s, l, [&](std::vector<Entry<K>>& e, int64_t o, int64_t i) {
       std::stable_sort(e.begin(), e.end(), [descending](const Entry<K>& a, const Entry<K>& b) {
         return before(a.key, b.key, descending);
