@@ -210,6 +210,10 @@ Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indic
       T* dst = static_cast<T*>(self.data_ptr());
       const T* src = static_cast<const T*>(v.data_ptr());
       auto put = [&](int64_t begin, int64_t end) {
+        if (!accumulate && q == 1) {  // x[idx] = v: one element per index
+          for (int64_t l = begin; l < end; ++l) dst[row_offset(*s, l)] = src[l * step];
+          return;
+        }
         for (int64_t l = begin; l < end; ++l) {
           T* to = dst + row_offset(*s, l);
           const T* from = src + l * q * step;
