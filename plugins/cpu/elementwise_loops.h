@@ -2,8 +2,11 @@
 
 // cpu_kernel for the CPU plugin: common/loops.h's loop, split across the plugin's thread pool.
 
+#include <cstdint>
+
 #include "common/loops.h"
 #include "cpu/parallel.h"
+#include "cpu/unary_vec.h"
 
 namespace opd::cpu {
 
@@ -11,6 +14,29 @@ namespace opd::cpu {
 template <class Op>
 void cpu_kernel(const common::TensorIterator& iter, const Op& op) {
   common::host_kernel(iter, op, &parallel_for);
+}
+
+// cpu_kernel for a unary T -> T function with an array form (unary_vec.h): runs where input and
+// output are both dense go to `vec`, the others (and all of them when `vec` is null) to `op`.
+// REQUIRES: the iterator's loop dtypes are T.
+template <class T, class Op>
+void cpu_unary_kernel_vec(const common::TensorIterator& iter, const Op& op, vec::ArrayFn<T> vec) {
+  if (vec == nullptr) return cpu_kernel(iter, [op](T x) -> T { return op(x); });
+  if (iter.numel() == 0) return;
+  iter.for_each(
+      [&](char** data, const int64_t* strides, int64_t n) {
+        constexpr auto kSize = static_cast<int64_t>(sizeof(T));
+        if (strides[0] == kSize && strides[1] == kSize) {
+          vec(reinterpret_cast<const T*>(data[1]), reinterpret_cast<T*>(data[0]), n);
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          *reinterpret_cast<T*>(data[0] + i * strides[0]) =
+              op(*reinterpret_cast<const T*>(data[1] + i * strides[1]));
+        }
+      },
+      &parallel_for);
+  iter.cast_outputs();
 }
 
 }  // namespace opd::cpu

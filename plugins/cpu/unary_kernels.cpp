@@ -1,5 +1,7 @@
-// Unary functions on the CPU: neg, abs, the floating functions (exp, log, sqrt, rsqrt, sin, cos,
-// tanh, sigmoid; integral inputs compute in Float), relu, gelu, clamp.
+// The impls of the structured unary groups that existed before the others (Note [Structured
+// kernels] in tools/gen/structured.h: opd-gen writes the functional, in-place and out= kernels
+// around them): exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid (floating; integral inputs compute
+// in Float), neg, abs; and gelu, a kernel of its own (relu is clamp_min, in plugins/composite).
 
 #include <cmath>
 #include <type_traits>
@@ -7,6 +9,7 @@
 
 #include "common/elementwise.h"
 #include "cpu/elementwise_loops.h"
+#include "cpu/unary_loops.h"
 #include "opd/native/CPU.h"
 
 namespace opd::native {
@@ -14,133 +17,79 @@ namespace {
 
 using common::TensorIterator;
 using cpu::cpu_kernel;
-
-// Runs f(x) in the iterator's (floating) compute dtype and returns the output.
-template <class F>
-Tensor unary_float(std::string_view op, const char* kernel_name, const Tensor& self, F f) {
-  TensorIterator iter = common::unary_float_meta(op, Tensor(), self);
-  OPD_DISPATCH_FLOATING_TYPES(iter.common_dtype(), kernel_name, [&] {
-    cpu_kernel(iter, [f](scalar_t x) -> scalar_t { return f(x); });
-  });
-  return std::move(iter).output();
-}
-
-void relu_kernel(const TensorIterator& iter) {
-  OPD_DISPATCH_ALL_TYPES(iter.common_dtype(), "relu_cpu", [&] {
-    // `x < 0` keeps NaN, as PyTorch's relu does.
-    cpu_kernel(iter, [](scalar_t x) -> scalar_t { return x < scalar_t(0) ? scalar_t(0) : x; });
-  });
-}
+using cpu::floating_unary_kernel;
+using cpu::vec::VecOp;
 
 }  // namespace
 
-Tensor neg(const Tensor& self) {
-  TensorIterator iter = common::neg_meta(Tensor(), self);
-  OPD_DISPATCH_ALL_TYPES(iter.common_dtype(), "neg_cpu", [&] {
-    cpu_kernel(iter, [](scalar_t x) -> scalar_t { return static_cast<scalar_t>(-x); });
-  });
-  return std::move(iter).output();
+void exp_out(const TensorIterator& iter, const Tensor&) {
+  floating_unary_kernel(iter, "exp_vml_cpu", VecOp::Exp, [](auto x) { return std::exp(x); });
 }
-
-Tensor abs(const Tensor& self) {
-  TensorIterator iter = common::abs_meta(Tensor(), self);
-  OPD_DISPATCH_ALL_TYPES(iter.common_dtype(), "abs_cpu", [&] {
-    cpu_kernel(iter, [](scalar_t x) -> scalar_t {
-      if constexpr (std::is_unsigned_v<scalar_t>) {
-        return x;
-      } else if constexpr (std::is_floating_point_v<scalar_t>) {
-        return std::abs(x);
-      } else {
-        return x < 0 ? static_cast<scalar_t>(-x) : x;
-      }
-    });
-  });
-  return std::move(iter).output();
+void log_out(const TensorIterator& iter, const Tensor&) {
+  floating_unary_kernel(iter, "log_vml_cpu", VecOp::Log, [](auto x) { return std::log(x); });
 }
-
-Tensor exp(const Tensor& self) {
-  return unary_float("exp", "exp_cpu", self, [](auto x) { return std::exp(x); });
+void sqrt_out(const TensorIterator& iter, const Tensor&) {
+  floating_unary_kernel(iter, "sqrt_vml_cpu", VecOp::Sqrt, [](auto x) { return std::sqrt(x); });
 }
-Tensor log(const Tensor& self) {
-  return unary_float("log", "log_cpu", self, [](auto x) { return std::log(x); });
+void rsqrt_out(const TensorIterator& iter, const Tensor&) {
+  floating_unary_kernel(iter, "rsqrt_cpu", VecOp::Rsqrt,
+                        [](auto x) { return decltype(x)(1) / std::sqrt(x); });
 }
-Tensor sqrt(const Tensor& self) {
-  return unary_float("sqrt", "sqrt_cpu", self, [](auto x) { return std::sqrt(x); });
+void sin_out(const TensorIterator& iter, const Tensor&) {
+  floating_unary_kernel(iter, "sin_vml_cpu", VecOp::Sin, [](auto x) { return std::sin(x); });
 }
-Tensor rsqrt(const Tensor& self) {
-  return unary_float("rsqrt", "rsqrt_cpu", self,
-                     [](auto x) { return decltype(x)(1) / std::sqrt(x); });
+void cos_out(const TensorIterator& iter, const Tensor&) {
+  floating_unary_kernel(iter, "cos_vml_cpu", VecOp::Cos, [](auto x) { return std::cos(x); });
 }
-Tensor sin(const Tensor& self) {
-  return unary_float("sin", "sin_cpu", self, [](auto x) { return std::sin(x); });
+void tanh_out(const TensorIterator& iter, const Tensor&) {
+  floating_unary_kernel(iter, "tanh_vml_cpu", VecOp::Tanh, [](auto x) { return std::tanh(x); });
 }
-Tensor cos(const Tensor& self) {
-  return unary_float("cos", "cos_cpu", self, [](auto x) { return std::cos(x); });
-}
-Tensor tanh(const Tensor& self) {
-  return unary_float("tanh", "tanh_cpu", self, [](auto x) { return std::tanh(x); });
-}
-Tensor sigmoid(const Tensor& self) {
-  return unary_float("sigmoid", "sigmoid_cpu", self, [](auto x) {
+void sigmoid_out(const TensorIterator& iter, const Tensor&) {
+  floating_unary_kernel(iter, "sigmoid_cpu", VecOp::Sigmoid, [](auto x) {
     using T = decltype(x);
     return T(1) / (T(1) + std::exp(-x));
   });
 }
 
-Tensor relu(const Tensor& self) {
-  TensorIterator iter = common::relu_meta(Tensor(), self);
-  relu_kernel(iter);
-  return std::move(iter).output();
+void neg_out(const TensorIterator& iter, const Tensor&) {
+  OPD_DISPATCH_ALL_TYPES_AND2(kHalf, kBFloat16, iter.common_dtype(), "neg_cpu", [&] {
+    cpu_kernel(iter, [](scalar_t x) -> scalar_t { return static_cast<scalar_t>(-cpu::opmath(x)); });
+  });
 }
 
-Tensor& relu_(Tensor& self) {
-  TensorIterator iter = common::relu_meta(self, self);
-  relu_kernel(iter);
-  self.bump_version();
-  return self;
+void abs_out(const TensorIterator& iter, const Tensor&) {
+  OPD_DISPATCH_ALL_TYPES_AND2(kHalf, kBFloat16, iter.common_dtype(), "abs_cpu", [&] {
+    cpu_kernel(iter, [](scalar_t x) -> scalar_t {
+      const auto v = cpu::opmath(x);
+      if constexpr (std::is_unsigned_v<scalar_t>) {
+        return x;
+      } else if constexpr (std::is_floating_point_v<decltype(v)>) {
+        return static_cast<scalar_t>(std::abs(v));
+      } else {
+        return v < 0 ? static_cast<scalar_t>(-v) : x;
+      }
+    });
+  });
 }
 
 // gelu(x) = x * Phi(x), Phi the standard normal CDF; the tanh form approximates Phi(x) by
 // (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2.
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   TensorIterator iter = common::gelu_meta(Tensor(), self, approximate);
-  const bool tanh_form = common::gelu_approximation(approximate) == common::GeluApproximation::Tanh;
-  OPD_DISPATCH_FLOATING_TYPES(iter.common_dtype(), "GeluKernelImpl", [&] {
-    if (tanh_form) {
-      cpu_kernel(iter, [](scalar_t x) -> scalar_t {
-        const auto beta = static_cast<scalar_t>(M_SQRT2 * M_2_SQRTPI * 0.5);  // sqrt(2 / pi)
-        const auto kappa = static_cast<scalar_t>(0.044715);
-        const scalar_t inner = beta * (x + kappa * x * x * x);
-        return scalar_t(0.5) * x * (scalar_t(1) + std::tanh(inner));
-      });
-    } else {
-      cpu_kernel(iter, [](scalar_t x) -> scalar_t {
-        return x * scalar_t(0.5) * (scalar_t(1) + std::erf(x * static_cast<scalar_t>(M_SQRT1_2)));
-      });
-    }
-  });
-  return std::move(iter).output();
-}
-
-// min(max(x, min), max): NaN stays NaN; min > max gives max everywhere, as in PyTorch.
-Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
-             const std::optional<Scalar>& max) {
-  TensorIterator iter = common::clamp_meta(Tensor(), self, min, max);
-  OPD_DISPATCH_ALL_TYPES(iter.common_dtype(), "clamp_scalar_cpu", [&] {
-    if (min && max) {
-      const auto lo = min->to<scalar_t>(), hi = max->to<scalar_t>();
-      cpu_kernel(iter, [lo, hi](scalar_t x) -> scalar_t {
-        const scalar_t low_clamped = x < lo ? lo : x;
-        return hi < low_clamped ? hi : low_clamped;
-      });
-    } else if (min) {
-      const auto lo = min->to<scalar_t>();
-      cpu_kernel(iter, [lo](scalar_t x) -> scalar_t { return x < lo ? lo : x; });
-    } else {
-      const auto hi = max->to<scalar_t>();
-      cpu_kernel(iter, [hi](scalar_t x) -> scalar_t { return hi < x ? hi : x; });
-    }
-  });
+  if (common::gelu_approximation(approximate) == common::GeluApproximation::Tanh) {
+    floating_unary_kernel(iter, "GeluKernelImpl", VecOp::GeluTanh, [](auto x) {
+      using T = decltype(x);
+      const auto beta = static_cast<T>(M_SQRT2 * M_2_SQRTPI * 0.5);  // sqrt(2 / pi)
+      const auto kappa = static_cast<T>(0.044715);
+      const T inner = beta * (x + kappa * x * x * x);
+      return T(0.5) * x * (T(1) + std::tanh(inner));
+    });
+  } else {
+    floating_unary_kernel(iter, "GeluKernelImpl", VecOp::GeluErf, [](auto x) {
+      using T = decltype(x);
+      return x * T(0.5) * (T(1) + std::erf(x * static_cast<T>(M_SQRT1_2)));
+    });
+  }
   return std::move(iter).output();
 }
 

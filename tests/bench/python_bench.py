@@ -230,6 +230,122 @@ def bench_small_calls():
         report(f"{name}, 2x3", t["opd"], t.get("torch"), 0.5)
 
 
+def bench_unary():
+    """Unary elementwise (issue 31 §4): exp, tanh, sigmoid and floor on 1M float32 (goal <= 1.0
+    of torch's time; both use their thread pools)."""
+    n = 1 << 20
+    x = opd.rand(n) * 4 - 2
+    tx = torch.from_dlpack(x) if torch is not None else None
+    for name in ("exp", "tanh", "sigmoid", "floor"):
+        c = {"opd": getattr(x, name)}
+        if torch is not None:
+            c["torch"] = getattr(tx, name)
+        t = measure(c)
+        report(f"x.{name}(), 1M float32", t["opd"], t.get("torch"), 1.0)
+
+
+def bench_reductions():
+    """Reductions (issue 31 §4): over every element, the last and the first dim of 1M and 16M
+    float32 (goal <= 1.0 of torch's time; both use their thread pools)."""
+    for n, shape in ((1 << 20, (1024, 1024)), (1 << 24, (4096, 4096))):
+        x = opd.rand(*shape)
+        tx = torch.from_dlpack(x) if torch is not None else None
+        size = "1M" if n == 1 << 20 else "16M"
+        for name, call in (("x.sum()", lambda a: a.sum()), ("x.sum(-1)", lambda a: a.sum(-1)),
+                           ("x.sum(0)", lambda a: a.sum(0)), ("x.mean(-1)", lambda a: a.mean(-1)),
+                           ("x.amax(-1)", lambda a: a.amax(-1)), ("x.amax(0)", lambda a: a.amax(0)),
+                           ("x.argmax(-1)", lambda a: a.argmax(-1)),
+                           ("x.argmax(0)", lambda a: a.argmax(0)), ("x.max()", lambda a: a.max()),
+                           ("x.prod(-1)", lambda a: a.prod(-1)), ("x.var(-1)", lambda a: a.var(-1)),
+                           ("x.norm()", lambda a: a.norm()), ("x.any(0)", lambda a: a.any(0))):
+            c = {"opd": lambda: call(x)}
+            if tx is not None:
+                c["torch"] = lambda: call(tx)
+            t = measure(c)
+            report(f"{name}, {size} float32", t["opd"], t.get("torch"), 1.0)
+
+
+def bench_small_calls():
+    """Every call form on a 2x3 float32 tensor against torch's same form (issue 31 §4): a method,
+    a module function, an overload; x.sum(), x.min(), x[idx], x.int()."""
+    x, y = opd.rand(2, 3), opd.rand(2, 3)
+    i = opd.tensor([1, 0])
+    add = opd.ops.aten.add.Tensor
+    ours = {
+        "x.add(y)": lambda: x.add(y),
+        "opd.add(x, y)": lambda: opd.add(x, y),
+        "ops.aten.add.Tensor(x, y)": lambda: add(x, y),
+        "x.mul(2)": lambda: x.mul(2),
+        "x.sum()": lambda: x.sum(),
+        "x.min()": lambda: x.min(),
+        "x[1]": lambda: x[1],
+        "x[idx]": lambda: x[i],
+        "x.int()": lambda: x.int(),
+    }
+    theirs = {}
+    if torch is not None:
+        tx, ty = torch.rand(2, 3), torch.rand(2, 3)
+        ti = torch.tensor([1, 0])
+        tadd = torch.ops.aten.add.Tensor
+        theirs = {
+            "x.add(y)": lambda: tx.add(ty),
+            "opd.add(x, y)": lambda: torch.add(tx, ty),
+            "ops.aten.add.Tensor(x, y)": lambda: tadd(tx, ty),
+            "x.mul(2)": lambda: tx.mul(2),
+            "x.sum()": lambda: tx.sum(),
+            "x.min()": lambda: tx.min(),
+            "x[1]": lambda: tx[1],
+            "x[idx]": lambda: tx[ti],
+            "x.int()": lambda: tx.int(),
+        }
+    for name, fn in ours.items():
+        try:
+            fn()
+        except Exception as e:  # an operator another change has not landed yet
+            print(f"{name + ', 2x3':<44} unavailable: {type(e).__name__}: {e}", flush=True)
+            continue
+        cases = {"opd": fn}
+        if name in theirs:
+            cases["torch"] = theirs[name]
+        t = measure(cases)
+        report(f"{name}, 2x3", t["opd"], t.get("torch"), 0.5)
+
+
+def bench_scan_sort_gather():
+    """Scans, sorting, gather/scatter (issue 31 §4, helper "scatter"): 1M float32 (1024x1024;
+    along the last dim unless named, random int64 indices) and a 1-D 1M line for cumsum and sort
+    (goal <= 1.0 of torch's time; both use their thread pools)."""
+    x = opd.rand(1024, 1024)
+    x1 = opd.rand(1 << 20)
+    idx = opd.tensor([[(r * 7919 + c * 104729) % 1024 for c in range(1024)]
+                      for r in range(1024)])
+    rows = opd.tensor([(r * 7919) % 1024 for r in range(1024)])
+    mask = opd.gt(opd.rand(1024, 1024), 0.5)
+    tx, tx1, tidx, trows, tmask = ((torch.from_dlpack(x), torch.from_dlpack(x1),
+                                    torch.from_dlpack(idx), torch.from_dlpack(rows),
+                                    torch.from_dlpack(mask.to(opd.uint8)).bool())
+                                   if torch is not None else (None,) * 5)
+    cases = (("cumsum(x, 1)", lambda m, a, a1, i, r, k: m.cumsum(a, 1)),
+             ("cumsum(x, 0)", lambda m, a, a1, i, r, k: m.cumsum(a, 0)),
+             ("cumsum, 1-D 1M", lambda m, a, a1, i, r, k: m.cumsum(a1, 0)),
+             ("sort(x, 1)", lambda m, a, a1, i, r, k: m.sort(a, 1)),
+             ("sort, 1-D 1M", lambda m, a, a1, i, r, k: m.sort(a1)),
+             ("topk(x, 10)", lambda m, a, a1, i, r, k: m.topk(a, 10)),
+             ("gather(x, 1, idx)", lambda m, a, a1, i, r, k: m.gather(a, 1, i)),
+             ("gather(x, 0, idx)", lambda m, a, a1, i, r, k: m.gather(a, 0, i)),
+             ("scatter(x, 1, idx, x)", lambda m, a, a1, i, r, k: m.scatter(a, 1, i, a)),
+             ("scatter_add(x, 1, idx, x)", lambda m, a, a1, i, r, k: m.scatter_add(a, 1, i, a)),
+             ("index_select(x, 0, rows)", lambda m, a, a1, i, r, k: m.index_select(a, 0, r)),
+             ("index_select(x, 1, rows)", lambda m, a, a1, i, r, k: m.index_select(a, 1, r)),
+             ("masked_fill(x, mask, 0.)", lambda m, a, a1, i, r, k: m.masked_fill(a, k, 0.)))
+    for name, call in cases:
+        c = {"opd": lambda: call(opd, x, x1, idx, rows, mask)}
+        if torch is not None:
+            c["torch"] = lambda: call(torch, tx, tx1, tidx, trows, tmask)
+        t = measure(c)
+        report(f"{name}, 1M float32", t["opd"], t.get("torch"), 1.0)
+
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
@@ -238,6 +354,7 @@ CASES = {
     "PyPythonKernel": bench_python_kernel,
     "PyDlpack": bench_dlpack,
     "PyIndexing": bench_indexing,
+    "PyUnary": bench_unary,
     "PyReductions": bench_reductions,
 }
 

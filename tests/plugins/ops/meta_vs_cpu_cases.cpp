@@ -614,11 +614,68 @@ void add_autograd(std::map<std::string, CaseFn>& m) {
   };
 }
 
+// ---- unary (Operators I) ----
+// The unary operators of Operators I and the in-place and out= forms of the earlier ones: any
+// dtype (the refused ones compare their errors too), any layout.
+void add_unary(std::map<std::string, CaseFn>& m) {
+  const auto one_tensor = [](Gen& g) { return Case{{g.tensor()}, {}}; };
+  for (const char* name :
+       {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs", "floor",
+        "ceil", "round", "trunc", "frac", "sign", "sgn", "reciprocal", "log1p", "expm1", "log2",
+        "log10", "exp2", "erf", "erfc", "erfinv", "asin", "acos", "atan", "asinh", "acosh",
+        "atanh", "sinh", "cosh", "tan", "bitwise_not", "logical_not"}) {
+    const std::string op = name;
+    if (!m.count(op)) m[op] = one_tensor;
+    m[op + "_"] = one_tensor;
+    m[op + ".out"] = with_out(one_tensor, "out", {kFloat, kLong, kBool});
+  }
+  for (const char* name : {"isposinf", "isneginf"}) {
+    m[name] = one_tensor;
+    m[std::string(name) + ".out"] = with_out(one_tensor, "out", {kBool, kFloat});
+  }
+  for (const char* name : {"isnan", "isinf", "isfinite", "square", "square_"}) m[name] = one_tensor;
+  m["square.out"] = with_out(one_tensor, "out", {kFloat, kLong});
+  const auto decimals = [](Gen& g) {
+    return Case{{g.tensor()}, {{"decimals", g.value(IValue(g.integer(-2, 3)))}}};
+  };
+  m["round.decimals"] = m["round_.decimals"] = decimals;
+  m["round.decimals_out"] = with_out(decimals, "out", {kFloat, kDouble});
+  const auto nan_to_num = [](Gen& g) {
+    auto number = [&] { return maybe(g, g.value(IValue(g.chance(0.5) ? 1.5 : -2.0))); };
+    return Case{{g.tensor(), number(), number(), number()}, {}};
+  };
+  m["nan_to_num"] = m["nan_to_num_"] = nan_to_num;
+  m["nan_to_num.out"] = with_out(nan_to_num, "out", {kFloat, kLong});
+  const auto clamp_scalar = m.at("clamp");
+  m["clamp_"] = clamp_scalar;
+  m["clamp.out"] = with_out(clamp_scalar, "out", {kFloat, kLong});
+  const auto clamp_tensor = [](Gen& g) {
+    Shape s = g.shape();
+    return Case{{g.tensor(s, g.dtype()), maybe(g, g.tensor(g.broadcastable_to(s), g.dtype())),
+                 maybe(g, g.tensor(g.broadcastable_to(s), g.dtype()))},
+                {}};
+  };
+  m["clamp.Tensor"] = m["clamp_.Tensor"] = clamp_tensor;
+  m["clamp.Tensor_out"] = with_out(clamp_tensor, "out", {kFloat, kLong});
+  for (const std::string name : {"clamp_min", "clamp_max"}) {
+    const auto scalar = [](Gen& g) { return Case{{g.tensor(), g.scalar()}, {}}; };
+    const auto tensor = [](Gen& g) {
+      Shape s = g.shape();
+      return Case{{g.tensor(s, g.dtype()), g.tensor(g.broadcastable_to(s), g.dtype())}, {}};
+    };
+    m[name] = m[name + "_"] = scalar;
+    m[name + ".out"] = with_out(scalar, "out", {kFloat, kLong});
+    m[name + ".Tensor"] = m[name + "_.Tensor"] = tensor;
+    m[name + ".Tensor_out"] = with_out(tensor, "out", {kFloat, kLong});
+  }
+}
+
 std::map<std::string, CaseFn> build() {
   std::map<std::string, CaseFn> m;
   add_factories(m);
   add_conversions(m);
   add_pointwise(m);
+  add_unary(m);
   add_reductions(m);
   add_linalg(m);
   add_views(m);

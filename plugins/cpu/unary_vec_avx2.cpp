@@ -1,0 +1,158 @@
+// The AVX2 bodies of unary_vec.h's array functions; this file alone is compiled with
+// -mavx2 -mfma (plugins/cpu/CMakeLists.txt) and includes no header with inline code of the
+// project, so that no AVX2 instruction reaches a function another file could pick at link time.
+// See Note [SLEEF in the unary kernels].
+
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace opd::cpu::vec::avx2 {
+
+template <class T>
+using ArrayFn = void (*)(const T* in, T* out, int64_t n);
+
+namespace {
+
+// 8 floats or 4 doubles at a time, the tail through a padded copy.
+template <class F>
+void map_f32(const float* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, F::f(_mm256_loadu_ps(in + i)));
+  if (i < n) {
+    const auto bytes = static_cast<size_t>(n - i) * sizeof(float);
+    alignas(32) float buf[8] = {};
+    std::memcpy(buf, in + i, bytes);
+    _mm256_store_ps(buf, F::f(_mm256_load_ps(buf)));
+    std::memcpy(out + i, buf, bytes);
+  }
+}
+
+template <class F>
+void map_f64(const double* in, double* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(out + i, F::d(_mm256_loadu_pd(in + i)));
+  if (i < n) {
+    const auto bytes = static_cast<size_t>(n - i) * sizeof(double);
+    alignas(32) double buf[4] = {};
+    std::memcpy(buf, in + i, bytes);
+    _mm256_store_pd(buf, F::d(_mm256_load_pd(buf)));
+    std::memcpy(out + i, buf, bytes);
+  }
+}
+
+// One SLEEF function pair: Sleef_<name>f8_<ulp>avx2 and Sleef_<name>d4_<ulp>avx2.
+#define OPD_SLEEF_OP(Op, name, ulp)                                          \
+  struct Op {                                                                \
+    static __m256 f(__m256 x) { return Sleef_##name##f8_##ulp##avx2(x); }   \
+    static __m256d d(__m256d x) { return Sleef_##name##d4_##ulp##avx2(x); } \
+  };
+OPD_SLEEF_OP(Exp, exp, u10)
+OPD_SLEEF_OP(Log, log, u10)
+OPD_SLEEF_OP(Sin, sin, u10)
+OPD_SLEEF_OP(Cos, cos, u10)
+OPD_SLEEF_OP(Tanh, tanh, u10)
+OPD_SLEEF_OP(Erf, erf, u10)
+OPD_SLEEF_OP(Erfc, erfc, u15)
+OPD_SLEEF_OP(Log1p, log1p, u10)
+OPD_SLEEF_OP(Expm1, expm1, u10)
+OPD_SLEEF_OP(Log2, log2, u10)
+OPD_SLEEF_OP(Log10, log10, u10)
+OPD_SLEEF_OP(Exp2, exp2, u10)
+OPD_SLEEF_OP(Asin, asin, u10)
+OPD_SLEEF_OP(Acos, acos, u10)
+OPD_SLEEF_OP(Atan, atan, u10)
+OPD_SLEEF_OP(Asinh, asinh, u10)
+OPD_SLEEF_OP(Acosh, acosh, u10)
+OPD_SLEEF_OP(Atanh, atanh, u10)
+OPD_SLEEF_OP(Sinh, sinh, u10)
+OPD_SLEEF_OP(Cosh, cosh, u10)
+OPD_SLEEF_OP(Tan, tan, u10)
+#undef OPD_SLEEF_OP
+
+// 1 / (1 + exp(-x)), as PyTorch's vectorised sigmoid.
+struct Sigmoid {
+  static __m256 f(__m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 e = Sleef_expf8_u10avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    return _mm256_div_ps(one, _mm256_add_ps(one, e));
+  }
+  static __m256d d(__m256d x) {
+    const __m256d one = _mm256_set1_pd(1.0);
+    const __m256d e = Sleef_expd4_u10avx2(_mm256_sub_pd(_mm256_setzero_pd(), x));
+    return _mm256_div_pd(one, _mm256_add_pd(one, e));
+  }
+};
+struct Sqrt {
+  static __m256 f(__m256 x) { return _mm256_sqrt_ps(x); }
+  static __m256d d(__m256d x) { return _mm256_sqrt_pd(x); }
+};
+struct Rsqrt {
+  static __m256 f(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(x)); }
+  static __m256d d(__m256d x) { return _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_sqrt_pd(x)); }
+};
+struct Reciprocal {
+  static __m256 f(__m256 x) { return _mm256_div_ps(_mm256_set1_ps(1.0f), x); }
+  static __m256d d(__m256d x) { return _mm256_div_pd(_mm256_set1_pd(1.0), x); }
+};
+// The rounding functions; Round is half to even (nearbyint), as torch.round.
+template <int kMode>
+struct Rounding {
+  static __m256 f(__m256 x) { return _mm256_round_ps(x, kMode | _MM_FROUND_NO_EXC); }
+  static __m256d d(__m256d x) { return _mm256_round_pd(x, kMode | _MM_FROUND_NO_EXC); }
+};
+using Floor = Rounding<_MM_FROUND_TO_NEG_INF>;
+using Ceil = Rounding<_MM_FROUND_TO_POS_INF>;
+using Trunc = Rounding<_MM_FROUND_TO_ZERO>;
+using Round = Rounding<_MM_FROUND_TO_NEAREST_INT>;
+
+// x * (1 + erf(x / sqrt(2))) / 2.
+struct GeluErf {
+  static __m256 f(__m256 x) {
+    const __m256 e = Sleef_erff8_u10avx2(_mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f)));
+    return _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.5f)),
+                         _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+  }
+  static __m256d d(__m256d x) {
+    const __m256d e = Sleef_erfd4_u10avx2(_mm256_mul_pd(x, _mm256_set1_pd(0.70710678118654752)));
+    return _mm256_mul_pd(_mm256_mul_pd(x, _mm256_set1_pd(0.5)),
+                         _mm256_add_pd(_mm256_set1_pd(1.0), e));
+  }
+};
+// x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2.
+struct GeluTanh {
+  static __m256 f(__m256 x) {
+    const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+    const __m256 inner = _mm256_mul_ps(_mm256_set1_ps(0.79788456080286535588f),
+                                       _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x3, x));
+    const __m256 t = Sleef_tanhf8_u10avx2(inner);
+    return _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.5f)),
+                         _mm256_add_ps(_mm256_set1_ps(1.0f), t));
+  }
+  static __m256d d(__m256d x) {
+    const __m256d x3 = _mm256_mul_pd(_mm256_mul_pd(x, x), x);
+    const __m256d inner = _mm256_mul_pd(_mm256_set1_pd(0.79788456080286535588),
+                                        _mm256_fmadd_pd(_mm256_set1_pd(0.044715), x3, x));
+    const __m256d t = Sleef_tanhd4_u10avx2(inner);
+    return _mm256_mul_pd(_mm256_mul_pd(x, _mm256_set1_pd(0.5)),
+                         _mm256_add_pd(_mm256_set1_pd(1.0), t));
+  }
+};
+
+}  // namespace
+
+// In VecOp's order (unary_vec.h); unary_vec.cpp indexes them.
+#define OPD_VEC_OPS(X)                                                                         \
+  X(Exp) X(Log) X(Sin) X(Cos) X(Tanh) X(Sigmoid) X(Sqrt) X(Rsqrt) X(Reciprocal) X(Erf) X(Erfc) \
+  X(Log1p) X(Expm1) X(Log2) X(Log10) X(Exp2) X(Asin) X(Acos) X(Atan) X(Asinh) X(Acosh)        \
+  X(Atanh) X(Sinh) X(Cosh) X(Tan) X(Floor) X(Ceil) X(Trunc) X(Round) X(GeluErf) X(GeluTanh)
+
+#define OPD_F32(Op) &map_f32<Op>,
+#define OPD_F64(Op) &map_f64<Op>,
+extern const ArrayFn<float> kFloatFns[] = {OPD_VEC_OPS(OPD_F32)};
+extern const ArrayFn<double> kDoubleFns[] = {OPD_VEC_OPS(OPD_F64)};
+extern const int kNumFns = sizeof(kFloatFns) / sizeof(kFloatFns[0]);
+
+}  // namespace opd::cpu::vec::avx2
