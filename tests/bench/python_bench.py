@@ -163,72 +163,6 @@ def bench_indexing():
         t = measure(c)
         report(name, t["opd"], t.get("torch"), goal)
 
-def bench_reductions():
-    """Reductions (issue 31 §4): over every element, the last and the first dim of 1M and 16M
-    float32 (goal <= 1.0 of torch's time; both use their thread pools)."""
-    for n, shape in ((1 << 20, (1024, 1024)), (1 << 24, (4096, 4096))):
-        x = opd.rand(*shape)
-        tx = torch.from_dlpack(x) if torch is not None else None
-        size = "1M" if n == 1 << 20 else "16M"
-        for name, call in (("x.sum()", lambda a: a.sum()), ("x.sum(-1)", lambda a: a.sum(-1)),
-                           ("x.sum(0)", lambda a: a.sum(0)), ("x.mean(-1)", lambda a: a.mean(-1)),
-                           ("x.amax(-1)", lambda a: a.amax(-1)), ("x.amax(0)", lambda a: a.amax(0)),
-                           ("x.argmax(-1)", lambda a: a.argmax(-1)),
-                           ("x.argmax(0)", lambda a: a.argmax(0)), ("x.max()", lambda a: a.max()),
-                           ("x.prod(-1)", lambda a: a.prod(-1)), ("x.var(-1)", lambda a: a.var(-1)),
-                           ("x.norm()", lambda a: a.norm()), ("x.any(0)", lambda a: a.any(0))):
-            c = {"opd": lambda: call(x)}
-            if tx is not None:
-                c["torch"] = lambda: call(tx)
-            t = measure(c)
-            report(f"{name}, {size} float32", t["opd"], t.get("torch"), 1.0)
-
-
-def bench_small_calls():
-    """Every call form on a 2x3 float32 tensor against torch's same form (issue 31 §4): a method,
-    a module function, an overload; x.sum(), x.min(), x[idx], x.int()."""
-    x, y = opd.rand(2, 3), opd.rand(2, 3)
-    i = opd.tensor([1, 0])
-    add = opd.ops.aten.add.Tensor
-    ours = {
-        "x.add(y)": lambda: x.add(y),
-        "opd.add(x, y)": lambda: opd.add(x, y),
-        "ops.aten.add.Tensor(x, y)": lambda: add(x, y),
-        "x.mul(2)": lambda: x.mul(2),
-        "x.sum()": lambda: x.sum(),
-        "x.min()": lambda: x.min(),
-        "x[1]": lambda: x[1],
-        "x[idx]": lambda: x[i],
-        "x.int()": lambda: x.int(),
-    }
-    theirs = {}
-    if torch is not None:
-        tx, ty = torch.rand(2, 3), torch.rand(2, 3)
-        ti = torch.tensor([1, 0])
-        tadd = torch.ops.aten.add.Tensor
-        theirs = {
-            "x.add(y)": lambda: tx.add(ty),
-            "opd.add(x, y)": lambda: torch.add(tx, ty),
-            "ops.aten.add.Tensor(x, y)": lambda: tadd(tx, ty),
-            "x.mul(2)": lambda: tx.mul(2),
-            "x.sum()": lambda: tx.sum(),
-            "x.min()": lambda: tx.min(),
-            "x[1]": lambda: tx[1],
-            "x[idx]": lambda: tx[ti],
-            "x.int()": lambda: tx.int(),
-        }
-    for name, fn in ours.items():
-        try:
-            fn()
-        except Exception as e:  # an operator another change has not landed yet
-            print(f"{name + ', 2x3':<44} unavailable: {type(e).__name__}: {e}", flush=True)
-            continue
-        cases = {"opd": fn}
-        if name in theirs:
-            cases["torch"] = theirs[name]
-        t = measure(cases)
-        report(f"{name}, 2x3", t["opd"], t.get("torch"), 0.5)
-
 
 def bench_unary():
     """Unary elementwise (issue 31 §4): exp, tanh, sigmoid and floor on 1M float32 (goal <= 1.0
@@ -356,6 +290,7 @@ CASES = {
     "PyIndexing": bench_indexing,
     "PyUnary": bench_unary,
     "PyReductions": bench_reductions,
+    "PyScanSortGather": bench_scan_sort_gather,
 }
 
 
