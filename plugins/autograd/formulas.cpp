@@ -55,8 +55,6 @@ Tensor maybe_multiply(const Tensor& t, const Scalar& s) {
   return one ? t : t * s;
 }
 
-Tensor sgn(const Tensor& self) { return as_type(gt(self, 0), self) - as_type(lt(self, 0), self); }
-
 Tensor mul_tensor_backward(const Tensor& grad, const Tensor& other, ScalarType) {
   return grad * other;
 }

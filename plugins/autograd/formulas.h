@@ -15,8 +15,6 @@ namespace opd::autograd {
 Tensor sum_to(const Tensor& t, IntArrayRef shape);
 // t * s, or t itself when s is 1.
 Tensor maybe_multiply(const Tensor& t, const Scalar& s);
-// -1, 0 or 1 by the sign of each element, in self's dtype.
-Tensor sgn(const Tensor& self);
 Tensor mul_tensor_backward(const Tensor& grad, const Tensor& other, ScalarType self_type);
 Tensor div_tensor_self_backward(const Tensor& grad, const Tensor& other, ScalarType self_type);
 Tensor div_tensor_other_backward(const Tensor& grad, const Tensor& self, const Tensor& other);
