@@ -9,6 +9,8 @@ torch in the same process, interleaved round by round; the ratio is of the media
   small calls                every call form (x.f(...), opd.f(...), ops.aten.f.overload(...)),
                              x.sum(), x.min(), x[1], x[idx], x.int() on 2x3 float32
                              goal <= 0.5 of torch
+  scans, sort, gather         cumsum, sort, topk, gather, scatter, scatter_add, index_select,
+                             masked_fill on 1M float32                goal <= 1.0 of torch
   a Python-kernel custom op  called from Python, against torch.library's (reported)
   C++ -> Python kernel       a boxed call from C++ reaching a Python kernel (reported)
   from_dlpack round trip     torch -> opdispatch -> torch, 16 and 4M elements (reported; the
