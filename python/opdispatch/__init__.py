@@ -149,12 +149,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return t.requires_grad_(True) if requires_grad else t
 
 
-def _like(name, base=None):
+def _like(name):
     def like(input, *args, dtype=None, device=None, requires_grad=False, **kwargs):
-        if base is not None:  # rand_like, randn_like: no such operators; made from sizes
-            t = base(input.shape, dtype=dtype or input.dtype, device=device or input.device)
-        else:
-            t = getattr(ops.aten, name)(input, *args, **_options(dtype, device, kwargs))
+        t = getattr(ops.aten, name)(input, *args, **_options(dtype, device, kwargs))
         return t.requires_grad_(True) if requires_grad else t
     like.__name__ = like.__qualname__ = name
     return like
@@ -164,8 +161,8 @@ empty_like = _like("empty_like")
 zeros_like = _like("zeros_like")
 ones_like = _like("ones_like")
 full_like = _like("full_like")
-rand_like = _like("rand_like", rand)
-randn_like = _like("randn_like", randn)
+rand_like = _like("rand_like")
+randn_like = _like("randn_like")
 
 
 def trace(*args, **kwargs):

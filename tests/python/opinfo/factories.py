@@ -1,5 +1,7 @@
 """Table entries for the factories of helper "python": linspace, logspace, eye, tril_indices,
-triu_indices, and the new_* methods, which take self's dtype and device."""
+triu_indices, the new_* methods, which take self's dtype and device, and the random factories
+randint, randperm, randint_like, rand_like and randn_like (dtype and shape only: another
+generator than torch's)."""
 
 from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
@@ -77,6 +79,32 @@ def _new_empty(lib, self, *args, **kwargs):
     return self.new_empty(*args, **kwargs).zero_()
 
 
+def sample_randint(op, make, dtype, rg):
+    yield SampleInput(10, args=((3, 4),), kwargs={"dtype": dtype}, name="high")
+    yield SampleInput(2, args=(9, (0, 2)), kwargs={"dtype": dtype}, name="low, empty")
+
+
+def errors_randint(op, make):
+    yield ErrorInput(SampleInput(5, args=(5, (2,))), RuntimeError,
+                     r"random_ expects 'from' to be less than 'to', but got from=5 >= to=5")
+
+
+def sample_randperm(op, make, dtype, rg):
+    yield SampleInput(7, kwargs={"dtype": dtype})
+    yield SampleInput(0, kwargs={"dtype": dtype}, name="empty")
+
+
+def sample_like(op, make, dtype, rg):
+    yield SampleInput(make((2, 3)))
+    yield SampleInput(make((3, 2), noncontiguous=True), kwargs={"dtype": "float64"},
+                      name="dtype")
+
+
+def sample_randint_like(op, make, dtype, rg):
+    yield SampleInput(make((2, 3)), args=(7,), name="high")
+    yield SampleInput(make((2, 3)), args=(2, 7), name="low")
+
+
 OP_DB = [
     OpInfo("linspace", method=False, dtypes=NOT_BOOL, sample_inputs=sample_linspace,
            error_inputs=errors_linspace, is_factory=True, supports_out=False,
@@ -104,4 +132,17 @@ OP_DB = [
            sample_inputs=sample_new, supports_out=False, supports_autograd=False),
     OpInfo("new_full", op=_method("new_full"), method=False, dtypes=D.all,
            sample_inputs=sample_new_full, supports_out=False, supports_autograd=False),
+    OpInfo("randint", method=False, dtypes=D.all, sample_inputs=sample_randint,
+           error_inputs=errors_randint, is_factory=True, nondeterministic=True,
+           supports_out=False, supports_autograd=False),
+    OpInfo("randperm", method=False, dtypes=D.all, sample_inputs=sample_randperm,
+           is_factory=True, nondeterministic=True, supports_out=False, supports_autograd=False),
+    OpInfo("randint_like", method=False, dtypes=D.all, sample_inputs=sample_randint_like,
+           nondeterministic=True, supports_out=False, supports_autograd=False),
+    OpInfo("rand_like", method=False, dtypes=("float32", "float64", "float16", "bfloat16"),
+           sample_inputs=sample_like, nondeterministic=True, supports_out=False,
+           supports_autograd=False),
+    OpInfo("randn_like", method=False, dtypes=("float32", "float64", "float16", "bfloat16"),
+           sample_inputs=sample_like, nondeterministic=True, supports_out=False,
+           supports_autograd=False),
 ]
