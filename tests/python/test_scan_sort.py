@@ -1,0 +1,97 @@
+"""Scans, sorting and gather/scatter beyond the OpInfo table (tests/python/opinfo/scan_sort.py,
+scatter_gather.py): what torch leaves open (which of tied elements topk returns), the named
+tuples, the dtype rules of cumsum, and gradients the table's samples do not reach."""
+
+import pytest
+
+import opdispatch as opd
+
+torch = pytest.importorskip("torch", reason="compares with torch 1.13 (python3-torch)")
+
+
+def to_torch(t):
+    return torch.from_dlpack(t.detach().contiguous())
+
+
+def test_topk_with_ties_agrees_with_torch_on_values_and_takes_the_first_positions():
+    # torch's CPU topk returns some of the tied elements (nth_element/partial_sort); ours the
+    # first ones (Note [Sort and topk ties]). Values agree; indices point at those values.
+    g = torch.Generator().manual_seed(0)
+    for shape, k, dim, largest in (((4, 10), 3, -1, True), ((4, 10), 3, -1, False),
+                                   ((40, 3), 5, 0, True), ((1000,), 300, 0, True)):
+        tx = torch.randint(0, 3, shape, generator=g).float()
+        x = opd.from_dlpack(tx.clone())
+        ours = opd.topk(x, k, dim=dim, largest=largest)
+        theirs = torch.topk(tx, k, dim=dim, largest=largest)
+        assert torch.equal(to_torch(ours.values), theirs.values)
+        assert torch.equal(to_torch(opd.gather(x, dim, ours.indices)), theirs.values)
+        # Among equal values, the lowest positions, in order: as the stable sort's first k.
+        stable = torch.sort(tx, dim=dim, descending=largest, stable=True).indices
+        assert torch.equal(to_torch(ours.indices), stable.narrow(dim, 0, k))
+
+
+def test_sort_is_stable_without_asking_and_returns_named_tuples():
+    tx = torch.randint(0, 4, (3, 500)).float()
+    x = opd.from_dlpack(tx.clone())
+    for descending in (False, True):
+        r = opd.sort(x, descending=descending)
+        assert type(r).__name__ == "sort" and r._fields == ("values", "indices")
+        want = torch.sort(tx, descending=descending, stable=True)
+        assert torch.equal(to_torch(r.indices), want.indices)
+        assert torch.equal(to_torch(r.values), want.values)
+        assert torch.equal(to_torch(opd.argsort(x, descending=descending)), want.indices)
+    assert opd.topk(x, 2)._fields == ("values", "indices")
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
+def test_cumsum_promotes_integers_to_long_as_torch(dtype):
+    tx = torch.tensor([[1, 0, 1], [1, 1, 0]]).to(getattr(torch, dtype))
+    x = opd.from_dlpack(tx.clone()) if dtype != "bool" else opd.tensor(tx.tolist())
+    for op in ("cumsum", "cumprod"):
+        ours, theirs = getattr(opd, op)(x, 1), getattr(torch, op)(tx, 1)
+        assert str(ours.dtype) == "opdispatch.int64" and torch.equal(to_torch(ours), theirs)
+        ours = getattr(opd, op)(x, 1, dtype=opd.float64)
+        assert torch.equal(to_torch(ours), getattr(torch, op)(tx, 1, dtype=torch.float64))
+
+
+def test_cumsum_out_takes_its_dtype_and_in_place_keeps_selfs():
+    x = opd.tensor([1.5, 2.5, 3.5])
+    out = opd.empty(3, dtype=opd.int32)
+    assert opd.cumsum(x, 0, out=out) is out
+    assert out.tolist() == torch.cumsum(torch.tensor([1.5, 2.5, 3.5]), 0,
+                                        out=torch.empty(3, dtype=torch.int32)).tolist()
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype double, but got "
+                                           "float instead"):
+        opd.cumsum(x, 0, dtype=opd.float64, out=opd.empty(3))
+    y = opd.tensor([1, 2, 3], dtype=opd.int8)
+    assert opd.cumsum_(y, 0) is y and y.dtype == opd.int8 and y.tolist() == [1, 3, 6]
+
+
+def test_gradients_through_sort_topk_gather_index_select_masked_fill():
+    tx = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
+    x = opd.from_dlpack(tx.detach().clone()).requires_grad_()
+    idx = torch.randint(0, 6, (4, 5))
+    mask = torch.rand(4, 6) > 0.5
+    w = torch.randn(4, 3, dtype=torch.float64)
+
+    def run(lib, a, i, m, weights):
+        s = lib.sort(a, 1, True).values[:, :3] * weights
+        t = lib.topk(a, 3, 1).values * weights
+        gth = lib.gather(a, 1, i).sum()
+        isel = lib.index_select(a, 0, i[0, :2]).sum()
+        mf = lib.masked_fill(a, m, 2.0).pow(2).sum()
+        return s.sum() + t.sum() + gth + isel + mf
+
+    run(torch, tx, idx, mask, w).backward()
+    run(opd, x, opd.from_dlpack(idx), opd.tensor(mask.tolist()), opd.from_dlpack(w)).backward()
+    assert torch.allclose(to_torch(x.grad), tx.grad)
+
+
+def test_masked_fill_takes_a_uint8_mask_and_broadcasts_self_with_the_mask():
+    x = opd.tensor([1.0, 2.0, 3.0])
+    m = opd.tensor([[1, 0, 1], [0, 0, 0]], dtype=opd.uint8)
+    r = opd.masked_fill(x, m, 0.0)
+    assert r.shape == (2, 3) and r.tolist() == [[0.0, 2.0, 0.0], [1.0, 2.0, 3.0]]
+    with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the "
+                                           r"broadcast shape \[2, 3\]"):
+        opd.masked_fill_(x, m, 0.0)
