@@ -22,5 +22,5 @@ def errors_neg(op, make):
 OP_DB = [
     OpInfo("neg", inplace="neg_", dtypes=D.all, sample_inputs=sample_neg,
            error_inputs=errors_neg, compare_strides=True,
-           skips={"inplace": "neg_ is not defined yet (unary's family)"}),
+           skips={"gradgradcheck": "an example of a skip: the check's name and why"}),
 ]
