@@ -479,3 +479,40 @@ def test_errors(op):
                  f"{ei.error_type.__name__}")
             assert re.search(ei.error_regex, str(err)), \
                 f"{what}: {where}'s message {str(err)!r} does not match {ei.error_regex!r}"
+
+
+# ---- the harness itself ----------------------------------------------------------------------
+
+def _one_sample(op, make, dtype, rg):
+    yield SampleInput(make((4, 3)).t())
+
+
+def test_the_harness_reports_wrong_values_dtypes_strides_and_errors():
+    from opinfo.core import OpInfo
+    wrong_value = OpInfo("neg", op=lambda lib, x: lib.neg(x) + 1 if lib is opdispatch
+                         else lib.neg(x), sample_inputs=_one_sample)
+    wrong_dtype = OpInfo("neg", op=lambda lib, x: lib.neg(x).to(lib.float64),
+                         ref=lambda lib, x: lib.neg(x), sample_inputs=_one_sample)
+    wrong_strides = OpInfo("neg", op=lambda lib, x: lib.neg(x).contiguous(),
+                           ref=lambda lib, x: lib.neg(x), sample_inputs=_one_sample,
+                           compare_strides=True)
+    no_error = OpInfo("neg", op=lambda lib, x: x, ref=lambda lib, x: lib.t(lib.ones(2, 2, 2)),
+                      sample_inputs=_one_sample)
+    for op, text in ((wrong_value, "not close"), (wrong_dtype, "dtype float64, torch's is "
+                     "float32"), (wrong_strides, "strides \\(4, 1\\), torch's are \\(1, 3\\)"),
+                     (no_error, "torch raises RuntimeError: t\\(\\) expects")):
+        (sample,) = samples(op, "float32")
+        with pytest.raises(AssertionError, match=text):
+            compare_with_torch(op, "float32", sample, lambda: call(op, opdispatch, sample),
+                               lambda: call(op.ref, torch, sample), "function")
+
+
+def test_to_torch_copies_values_strides_and_bool():
+    from opinfo.core import make_tensor
+    for dtype in ("float32", "bfloat16", "bool", "int8", "complex64"):
+        x = make_tensor((3, 4), dtype, noncontiguous=True)
+        t = to_torch(x)
+        assert t.stride() == tuple(x.stride()) and str(t.dtype) == f"torch.{dtype}"
+        assert t.tolist() == x.tolist()
+    e = opdispatch.ones(3, 1).expand(3, 4)
+    assert to_torch(e).stride() == (1, 0)
