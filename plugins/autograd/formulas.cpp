@@ -185,31 +185,14 @@ bool may_overlap(IntArrayRef sizes, IntArrayRef strides) {
   return false;
 }
 
-// For every element of the geometry, in row-major order, its storage position.
-template <class F>
-void for_each_position(IntArrayRef sizes, IntArrayRef strides, int64_t offset, F&& f) {
-  int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
-  std::vector<int64_t> index(sizes.size(), 0);
-  for (int64_t i = 0; i < numel; ++i) {
-    int64_t pos = offset;
-    for (size_t d = 0; d < sizes.size(); ++d) pos += index[d] * strides[d];
-    f(i, pos);
-    for (size_t d = sizes.size(); d-- > 0;) {
-      if (++index[d] < sizes[d]) break;
-      index[d] = 0;
-    }
-  }
-}
-
 }  // namespace
 
 // Note [as_strided backward]
 // The gradient goes through a zero "storage" of the extent both geometries reach: the output's
 // geometry receives grad, the input's reads it back. When output elements share memory, their
-// gradients add up in the storage (a scatter-add, done on the host: this form is not itself
-// differentiable); when input elements share memory, each gets its storage slot's gradient
-// divided by how many input elements share that slot, as PyTorch's as_strided_backward does.
+// gradients add up in the storage (index_add, which is differentiable); when input elements share
+// memory, each gets its storage slot's gradient divided by how many input elements share that
+// slot, as PyTorch's as_strided_backward does.
 Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef in_strides,
                            int64_t in_offset, IntArrayRef sizes, IntArrayRef strides,
                            std::optional<int64_t> offset) {
@@ -232,23 +215,22 @@ Tensor as_strided_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef
     return storage.as_strided(in_sizes, in_strides, in_offset);
   }
   if (grad.is_meta()) return empty(in_sizes, options_of(grad));  // shapes only
-  const Tensor g = grad.to(Device(kCPU), kDouble).contiguous();
-  Tensor storage = zeros({n}, TensorOptions().dtype(kDouble));
-  double* slots = storage.data_ptr<double>();
-  const double* gv = g.data_ptr<double>();
-  for_each_position(sizes, strides, out_offset,
-                    [&](int64_t i, int64_t pos) { slots[pos] += gv[i]; });
+  // Each element's storage slot, as a long index: an arange of the storage seen through the
+  // geometry. index_add sums the gradients of elements sharing a slot, and is differentiable, so
+  // this backward is too (the double backward of as_strided).
+  const TensorOptions longs = TensorOptions().dtype(kLong).device(grad.device());
+  auto slots = [&](IntArrayRef sz, IntArrayRef st, int64_t off) {
+    return arange(0, n, 1, longs).as_strided(sz, st, off).reshape({-1});
+  };
+  Tensor storage = index_add(zeros({n}, options_of(grad)), 0, slots(sizes, strides, out_offset),
+                             grad.reshape({-1}));
   if (in_overlaps) {
-    std::vector<int64_t> sharing(static_cast<size_t>(n), 0);
-    for_each_position(in_sizes, in_strides, in_offset,
-                      [&](int64_t, int64_t pos) { ++sharing[pos]; });
-    for (int64_t p = 0; p < n; ++p) {
-      if (sharing[p] > 1) slots[p] /= static_cast<double>(sharing[p]);
-    }
+    Tensor in_slots = slots(in_sizes, in_strides, in_offset);
+    Tensor sharing = index_add(zeros({n}, options_of(grad)), 0, in_slots,
+                               ones({in_slots.numel()}, options_of(grad)));
+    storage = storage / clamp_min(sharing, 1);
   }
-  return storage.to(grad.device(), grad.scalar_type())
-      .as_strided(in_sizes, in_strides, in_offset)
-      .clone(MemoryFormat::Contiguous);
+  return storage.as_strided(in_sizes, in_strides, in_offset).clone(MemoryFormat::Contiguous);
 }
 
 std::vector<Tensor> cat_tensors_backward(const Tensor& grad,

@@ -580,8 +580,7 @@ OP_DB = [
            dtypes=ALL, sample_inputs=sample_full_like),
 ]
 
-# Second derivatives too, for every differentiable entry here but as_strided, whose backward
-# is not differentiable here (its gradient's gradient is None; torch's is as_strided_scatter's).
+# Second derivatives too, for every differentiable entry here.
 for _op in OP_DB:
-    if _op.supports_autograd and _op.name != "as_strided":
+    if _op.supports_autograd:
         _op.supports_gradgrad = True
