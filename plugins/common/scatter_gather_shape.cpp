@@ -124,6 +124,12 @@ void index_add_check(const Tensor& self, int64_t dim, const Tensor& index, const
             shape_str(shape));
 }
 
+void index_fill_check(const Tensor& index) {
+  OPD_CHECK_T(IndexError, index.scalar_type() == kLong,
+              "index_fill_(): Expected dtype int64 for index.");
+  OPD_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+}
+
 void masked_fill_check(const Tensor& self, const Tensor& mask, const Tensor* value) {
   const ScalarType m = mask.scalar_type();
   OPD_CHECK(m == kBool || m == ScalarType::UInt8,

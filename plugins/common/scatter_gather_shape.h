@@ -47,6 +47,10 @@ std::vector<int64_t> index_select_sizes(const Tensor& self, int64_t dim, const T
 // slice of source along dim, self and source of the same dtype, slices of the same shape).
 void index_add_check(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
 
+// index_fill_: IndexError "index_fill_(): Expected dtype int64 for index." and Error "Index has
+// to be a vector/scalar" (an index of more than one dimension).
+void index_fill_check(const Tensor& index);
+
 // masked_fill_: mask is Bool (or UInt8, which PyTorch 1.13 still takes) and broadcasts to self
 // (Error "output with shape [2, 3] doesn't match the broadcast shape [2, 2, 3]"); a Tensor
 // `value` is 0-dim ("masked_fill_ only supports a 0-dimensional value tensor, but got tensor

@@ -32,6 +32,13 @@ std::vector<int64_t> topk_sizes(const Tensor& self, int64_t k, int64_t dim) {
   return sizes;
 }
 
+int64_t cummaxmin_check(const char* op, const Tensor& self, int64_t dim) {
+  dim = maybe_wrap_dim(dim, self.dim());
+  const ScalarType t = self.scalar_type();
+  if (t == kHalf || is_complex(t)) throw_not_implemented_for(op, t);
+  return dim;
+}
+
 }  // namespace opd::common
 
 namespace opd {

@@ -24,4 +24,8 @@ void sort_check(const Tensor& self);
 // complex input (TypeError "\"topk_cpu\" not implemented for 'Half'").
 std::vector<int64_t> topk_sizes(const Tensor& self, int64_t k, int64_t dim);
 
+// cummax/cummin (`op` names the kernel: "cummax_cpu"): wraps dim; TypeError "\"cummax_cpu\" not
+// implemented for 'Half'" for Half and complex inputs. The results have self's sizes.
+int64_t cummaxmin_check(const char* op, const Tensor& self, int64_t dim);
+
 }  // namespace opd::common

@@ -1,7 +1,8 @@
 // Composites of the sort and gather/scatter family, as PyTorch writes them: sort (the stable
-// overload with stable=False) and masked_fill (self broadcast with the mask, copied, filled in
-// place) are CompositeExplicitAutograd, with derivatives of their own; argsort and
-// take_along_dim decompose (CompositeImplicitAutograd), so autograd follows sort and gather.
+// overload with stable=False), masked_fill (self broadcast with the mask, copied, filled in
+// place) and index_fill (copied, filled in place) are CompositeExplicitAutograd, with
+// derivatives of their own; argsort and take_along_dim decompose (CompositeImplicitAutograd), so
+// autograd follows sort and gather.
 
 #include <optional>
 #include <tuple>
@@ -44,6 +45,13 @@ Tensor masked_fill_Scalar(const Tensor& self, const Tensor& mask, const Scalar& 
 Tensor masked_fill_Tensor(const Tensor& self, const Tensor& mask, const Tensor& value) {
   Tensor result = broadcast_copy(self, mask);
   opd::masked_fill_(result, mask, value);
+  return result;
+}
+
+Tensor index_fill_int_Scalar(const Tensor& self, int64_t dim, const Tensor& index,
+                             const Scalar& value) {
+  Tensor result = opd::clone(self, MemoryFormat::Contiguous);
+  opd::index_fill_(result, dim, index, value);
   return result;
 }
 

@@ -1,4 +1,5 @@
-// CPU kernels of index_select (and its out=) and the impl of the structured index_add.out:
+// CPU kernels of index_select (and its out=) and index_fill_, and the impl of the structured
+// index_add.out:
 // whole slices of self along `dim`, moved or added by index. Index values are checked as they
 // are read: IndexError "index out of range in self", PyTorch's text.
 
@@ -127,6 +128,35 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
     out.copy_(result);
   }
   return out;
+}
+
+Tensor& index_fill__int_Scalar(Tensor& self, int64_t dim, const Tensor& index,
+                               const Scalar& value) {
+  common::index_fill_check(index);
+  dim = maybe_wrap_dim(dim, self.dim());
+  common::check_no_internal_overlap(self);
+  std::vector<int64_t> idx = index_values(index);
+  const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
+  for (int64_t& k : idx) {  // negative indices count from the end, as PyTorch's index_fill_
+    OPD_CHECK_T(IndexError, k >= -size && k < size,
+                "index {} is out of bounds for dimension {} with size {}", k, dim, size);
+    if (k < 0) k += size;
+  }
+  if (!idx.empty() && self.numel() > 0) {
+    const int64_t stride = self.dim() == 0 ? 0 : self.stride(dim);
+    common::visit_dtype(self.scalar_type(), "index_fill_", [&](auto t) {
+      using T = decltype(t);
+      const T v = common::scalar_to<T>(value);
+      T* s = static_cast<T*>(self.data_ptr());
+      // The lines along dim, each filled at the indexed positions.
+      cpu::for_each_line<1>(self.sizes(), dim, {self.strides()}, true,
+                            [&](const std::array<int64_t, 1>& off) {
+                              for (int64_t k : idx) s[off[0] + k * stride] = v;
+                            });
+    });
+  }
+  self.bump_version();
+  return self;
 }
 
 void index_add_out(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,

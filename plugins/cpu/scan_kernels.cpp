@@ -1,19 +1,23 @@
-// CPU impls of the structured cumsum.out and cumprod.out. The meta function
-// (common/sort_shape.cpp) made the output, contiguous, of the result dtype; self is converted to
-// it first, as PyTorch's impl does. Each line along `dim` accumulates in PyTorch's accumulate
-// type for the CPU (double for float, float for BFloat16, int64 for the integers), so the values
-// are PyTorch's, rounding included. Lines (or, for a short outer extent, blocks of the inner
-// dimensions) run in parallel.
+// CPU impls of the structured cumsum.out and cumprod.out, and the kernels of cummax and cummin. The
+// meta function (common/sort_shape.cpp) made the output, contiguous, of the result dtype; self is
+// converted to it first, as PyTorch's impl does. Each line along `dim` accumulates in PyTorch's
+// accumulate type for the CPU (double for float, float for BFloat16, int64 for the integers), so
+// the values are PyTorch's, rounding included. Lines (or, for a short outer extent, blocks of the
+// inner dimensions) run in parallel.
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <memory>
 #include <optional>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "common/output.h"
+#include "common/sort_shape.h"
 #include "common/type_dispatch.h"
+#include "cpu/allocator.h"
 #include "cpu/parallel.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
@@ -162,7 +166,63 @@ void scan_out(const char* name, const Tensor& self, int64_t dim, const Tensor& o
   });
 }
 
+// cummax (kMax) / cummin along dim of the contiguous src: PyTorch's rule, a NaN or a value at
+// least as large (small) as the running one takes its place, so ties report the later index
+// and a NaN stays.
+template <class T, bool kMax>
+void cum_extreme(const T* src, T* values, int64_t* indices, int64_t outer, int64_t n,
+                 int64_t inner) {
+  const int64_t lines = outer * inner;
+  cpu::parallel_for(0, lines, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, n)),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t line = b; line < e; ++line) {
+                        const int64_t base = (line / inner) * n * inner + line % inner;
+                        T best = src[base];
+                        int64_t at = 0;
+                        for (int64_t j = 0; j < n; ++j) {
+                          const T x = src[base + j * inner];
+                          const float xf = static_cast<float>(x), bf = static_cast<float>(best);
+                          const bool take =
+                              std::isnan(xf) || (!std::isnan(bf) && (kMax ? x >= best : x <= best));
+                          if (take) {
+                            best = x;
+                            at = j;
+                          }
+                          values[base + j * inner] = best;
+                          indices[base + j * inner] = at;
+                        }
+                      }
+                    });
+}
+
+template <bool kMax>
+std::tuple<Tensor, Tensor> cum_extreme_kernel(const char* name, const Tensor& self, int64_t dim) {
+  dim = common::cummaxmin_check(name, self, dim);
+  Tensor values = cpu::empty_cpu(self.sizes(), self.scalar_type());
+  Tensor indices = cpu::empty_cpu(self.sizes(), kLong);
+  if (self.numel() == 0) return {values, indices};
+  const Tensor src = self.is_contiguous() ? self : self.contiguous();
+  int64_t outer = 1, inner = 1;
+  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  for (int64_t d = 0; d < dim; ++d) outer *= self.size(d);
+  for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= self.size(d);
+  common::visit_dtype<false>(self.scalar_type(), name, [&](auto t) {
+    using T = decltype(t);
+    cum_extreme<T, kMax>(static_cast<const T*>(src.data_ptr()), static_cast<T*>(values.data_ptr()),
+                         indices.data_ptr<int64_t>(), outer, n, inner);
+  });
+  return {values, indices};
+}
+
 }  // namespace
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) {
+  return cum_extreme_kernel<true>("cummax_cpu", self, dim);
+}
+
+std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) {
+  return cum_extreme_kernel<false>("cummin_cpu", self, dim);
+}
 
 void cumsum_out(const Tensor& self, int64_t dim, std::optional<ScalarType> /*dtype*/,
                 const Tensor& out) {

@@ -1,6 +1,6 @@
-// Meta kernels of index_select (and its out=) and masked_fill_: the CPU kernels' checks and
-// result shapes (common/scatter_gather_shape.h), and no data. gather, scatter*, index_add are
-// structured: opd-gen writes theirs.
+// Meta kernels of index_select (and its out=), index_fill_ and masked_fill_: the CPU kernels'
+// checks and result shapes (common/scatter_gather_shape.h), and no data. gather, scatter*,
+// index_add are structured: opd-gen writes theirs.
 
 #include <vector>
 
@@ -21,6 +21,14 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
             "index_select(): self and result must have the same scalar type");
   common::resize_output("index_select", out, sizes);
   return out;
+}
+
+Tensor& index_fill__int_Scalar(Tensor& self, int64_t dim, const Tensor& index,
+                               const Scalar& /*value*/) {
+  common::index_fill_check(index);
+  maybe_wrap_dim(dim, self.dim());
+  common::check_no_internal_overlap(self);
+  return self;
 }
 
 Tensor& masked_fill__Scalar(Tensor& self, const Tensor& mask, const Scalar& /*value*/) {

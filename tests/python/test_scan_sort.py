@@ -67,7 +67,8 @@ def test_cumsum_out_takes_its_dtype_and_in_place_keeps_selfs():
     assert opd.cumsum_(y, 0) is y and y.dtype == opd.int8 and y.tolist() == [1, 3, 6]
 
 
-def test_gradients_through_sort_topk_gather_index_select_masked_fill():
+def test_gradients_through_sort_topk_gather_index_select_masked_fill_cummax_index_fill():
+    torch.manual_seed(0)
     tx = torch.randn(4, 6, dtype=torch.float64, requires_grad=True)
     x = opd.from_dlpack(tx.detach().clone()).requires_grad_()
     idx = torch.randint(0, 6, (4, 5))
@@ -78,9 +79,11 @@ def test_gradients_through_sort_topk_gather_index_select_masked_fill():
         s = lib.sort(a, 1, True).values[:, :3] * weights
         t = lib.topk(a, 3, 1).values * weights
         gth = lib.gather(a, 1, i).sum()
-        isel = lib.index_select(a, 0, i[0, :2]).sum()
+        isel = lib.index_select(a, 0, lib.tensor([3, 1, 3])).sum()
         mf = lib.masked_fill(a, m, 2.0).pow(2).sum()
-        return s.sum() + t.sum() + gth + isel + mf
+        cm = lib.cummax(a, 1).values.sum() + lib.cummin(a, 0).values.sum()
+        fill = lib.index_fill(a, 1, lib.tensor([0, 4]), 1.0).pow(2).sum()
+        return s.sum() + t.sum() + gth + isel + mf + cm + fill
 
     run(torch, tx, idx, mask, w).backward()
     run(opd, x, opd.from_dlpack(idx), opd.tensor(mask.tolist()), opd.from_dlpack(w)).backward()

@@ -1,4 +1,4 @@
-"""cumsum, cumprod, sort, argsort and topk (helper "scatter", issue 31).
+"""cumsum, cumprod, cummax, cummin, sort, argsort and topk (helper "scatter", issue 31).
 
 Ties: sort samples with repeated values ask for stable=True (torch 1.13's default sort is not
 stable beyond small lines, ours always is); topk samples hold distinct values, since which of
@@ -13,6 +13,7 @@ import opdispatch as opd
 # cumsum/cumprod: every dtype of torch 1.13's CPU kernel (no float16).
 SCAN = ("float32", "float64", "bfloat16") + D.integral + ("bool",) + D.complex
 SORT = D.all_and_bool
+CUMMAXMIN = tuple(d for d in SORT if d != "float16")
 TOPK = ("float32", "float64", "bfloat16") + D.integral
 
 
@@ -111,6 +112,22 @@ def errors_topk(op, make):
                      RuntimeError, r'"topk_cpu" not implemented for \'Half\'')
 
 
+def sample_cummaxmin(op, make, dtype, rg):
+    yield SampleInput(_distinct(make, dtype, (3, 5), rg), args=(1,), name="distinct")
+    yield SampleInput(make((3, 6)), args=(1,), name="ties (the later index)")
+    yield SampleInput(make((4, 3), noncontiguous=True), args=(0,), name="dim 0, strided")
+    yield SampleInput(_distinct(make, dtype, (), rg), args=(0,), name="0-d")
+    yield SampleInput(make((0, 3)), args=(1,), name="empty")
+    if dtype in D.floating:
+        x = opd.tensor([1.0, 3.0, float("nan"), 2.0, 5.0], dtype=getattr(opd, dtype))
+        yield SampleInput(x, args=(0,), name="nan stays")
+
+
+def errors_cummaxmin(op, make):
+    yield ErrorInput(SampleInput(make((3,), dtype_override="float16"), args=(0,)), RuntimeError,
+                     r'"%s_cpu" not implemented for \'Half\'' % op.name)
+
+
 OP_DB = [
     OpInfo("cumsum", inplace="cumsum_", dtypes=SCAN, sample_inputs=sample_scan,
            error_inputs=errors_scan, tol={"bfloat16": (5e-2, 2e-2)}),
@@ -122,6 +139,10 @@ OP_DB = [
            error_inputs=errors_sort),
     OpInfo("argsort", supports_out=False, supports_autograd=False, dtypes=SORT,
            sample_inputs=sample_argsort),
+    OpInfo("cummax", supports_out=False, dtypes=CUMMAXMIN, sample_inputs=sample_cummaxmin,
+           error_inputs=errors_cummaxmin),
+    OpInfo("cummin", supports_out=False, dtypes=CUMMAXMIN, sample_inputs=sample_cummaxmin,
+           error_inputs=errors_cummaxmin),
     OpInfo("topk", supports_out=False, dtypes=TOPK, sample_inputs=sample_topk,
            error_inputs=errors_topk),
 ]

@@ -1,5 +1,5 @@
 """gather, scatter (src, value, reduce, value_reduce), scatter_add, scatter_reduce,
-index_select, index_add, masked_fill and take_along_dim (helper "scatter", issue 31).
+index_select, index_add, index_fill, masked_fill and take_along_dim (helper "scatter", issue 31).
 
 Index tensors are drawn in range; a scatter that assigns (scatter.src/.value) gets indices
 without repeats along `dim` (each line a sample of distinct positions), since which of two
@@ -234,6 +234,26 @@ def errors_index_add(op, make):
                      r"index_add_\(\): Expected dtype int32/int64 for index but got: Float")
 
 
+def sample_index_fill(op, make, dtype, rg):
+    value = True if dtype == "bool" else 3 if dtype not in D.floating + D.complex else -2.5
+    yield SampleInput(make((4, 5), requires_grad=rg), args=(0, opd.tensor([0, 2]), value))
+    yield SampleInput(make((4, 5), noncontiguous=True, requires_grad=rg),
+                      args=(1, opd.tensor([-1, 1, 1]), value), name="strided, negative, repeated")
+    yield SampleInput(make((4, 3), requires_grad=rg).t(), args=(1, opd.tensor(3), value),
+                      name="transposed, 0-d index")
+    yield SampleInput(make((), requires_grad=rg), args=(0, opd.tensor([0]), value), name="0-d")
+
+
+def errors_index_fill(op, make):
+    x = make((2, 3))
+    yield ErrorInput(SampleInput(x, args=(1, opd.tensor([3]), 1)), IndexError,
+                     "index 3 is out of bounds for dimension 1 with size 3", on_meta=False)
+    yield ErrorInput(SampleInput(x, args=(1, opd.tensor([0], dtype=opd.int32), 1)), IndexError,
+                     r"index_fill_\(\): Expected dtype int64 for index.")
+    yield ErrorInput(SampleInput(x, args=(1, opd.tensor([[0]]), 1)), RuntimeError,
+                     "Index has to be a vector/scalar")
+
+
 # ---- masked_fill, take_along_dim -------------------------------------------------------
 
 def _mask(make, shape):
@@ -312,6 +332,8 @@ OP_DB = [
     OpInfo("index_add", inplace="index_add_", dtypes=D.all_and_bool + D.complex,
            sample_inputs=sample_index_add, error_inputs=errors_index_add,
            tol={"float16": (1e-2, 1e-2), "bfloat16": (1e-1, 2e-2)}),
+    OpInfo("index_fill.int_Scalar", inplace="index_fill_", supports_out=False, dtypes=ALL,
+           sample_inputs=sample_index_fill, error_inputs=errors_index_fill),
     OpInfo("masked_fill.Scalar", inplace="masked_fill_", supports_out=False, dtypes=ALL,
            sample_inputs=sample_masked_fill_scalar, error_inputs=errors_masked_fill),
     OpInfo("masked_fill.Tensor", inplace="masked_fill_", supports_out=False, dtypes=ALL,
