@@ -1,0 +1,32 @@
+// The functional forms of in-place operators, as PyTorch 1.13's CompositeExplicitAutograd
+// kernels: fill (a new tensor like self, filled) and copy (a new tensor like self, with src
+// copied in). Both keep self's layout (empty_like's Preserve) and neither reads self's values.
+
+#include "common/factory_shape.h"
+#include "opd/native/CompositeExplicitAutograd.h"
+#include "opd/ops.h"
+
+namespace opd::native {
+
+Tensor fill_Scalar(const Tensor& self, const Scalar& value) {
+  Tensor result = opd::empty_like(self);
+  factory::write_handle(result).fill_(value);
+  return result;
+}
+
+Tensor fill_Tensor(const Tensor& self, const Tensor& value) {
+  OPD_CHECK(value.dim() == 0,
+            "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+            value.dim());
+  Tensor result = opd::empty_like(self);
+  factory::write_handle(result).fill_(value.item());
+  return result;
+}
+
+Tensor copy(const Tensor& self, const Tensor& src, bool non_blocking) {
+  Tensor result = opd::empty_like(self);
+  factory::write_handle(result).copy_(src, non_blocking);
+  return result;
+}
+
+}  // namespace opd::native
