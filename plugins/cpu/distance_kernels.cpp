@@ -31,27 +31,32 @@ T sign(T v) {
   return static_cast<T>((T(0) < v) - (v < T(0)));
 }
 
+// sum over k of f(a[k] - b[k]), in kLanes independent partial sums (the compiler's SLP
+// vectoriser makes them one vector register; the order of the additions is not torch's, whose
+// Vectorized loop also keeps lanes).
+constexpr int kLanes = 8;
+template <class T, class F>
+T lane_sum(const T* a, const T* b, int64_t m, F f) {
+  T acc[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= m; k += kLanes) {
+    for (int l = 0; l < kLanes; ++l) acc[l] += f(a[k + l] - b[k + l]);
+  }
+  T s = 0;
+  for (int l = 0; l < kLanes; ++l) s += acc[l];
+  for (; k < m; ++k) s += f(a[k] - b[k]);
+  return s;
+}
+
 // One p-norm (Note [Distance norms]).
 template <class T>
 struct Norm {
   double p;
 
   T distance(const T* a, const T* b, int64_t m) const {
-    if (p == 0) {
-      T n = 0;
-      for (int64_t k = 0; k < m; ++k) n += (a[k] - b[k]) != T(0);
-      return n;
-    }
-    if (p == 1) {
-      T s = 0;
-      for (int64_t k = 0; k < m; ++k) s += std::abs(a[k] - b[k]);
-      return s;
-    }
-    if (p == 2) {
-      T s = 0;
-      for (int64_t k = 0; k < m; ++k) s += (a[k] - b[k]) * (a[k] - b[k]);
-      return std::sqrt(s);
-    }
+    if (p == 0) return lane_sum(a, b, m, [](T d) { return static_cast<T>(d != T(0)); });
+    if (p == 1) return lane_sum(a, b, m, [](T d) { return std::abs(d); });
+    if (p == 2) return std::sqrt(lane_sum(a, b, m, [](T d) { return d * d; }));
     if (std::isinf(p)) {
       T s = 0;
       for (int64_t k = 0; k < m; ++k) {
@@ -61,9 +66,8 @@ struct Norm {
       return s;
     }
     const T pt = static_cast<T>(p);
-    T s = 0;
-    for (int64_t k = 0; k < m; ++k) s += std::pow(std::abs(a[k] - b[k]), pt);
-    return std::pow(s, T(1) / pt);
+    return std::pow(lane_sum(a, b, m, [pt](T d) { return std::pow(std::abs(d), pt); }),
+                    T(1) / pt);
   }
 
   // out += g * d(distance(a, b))/da, where r = distance(a, b).
@@ -188,10 +192,16 @@ Tensor _pdist_forward(const Tensor& self, double p) {
     const scalar_t* x = self.data_ptr<scalar_t>();
     scalar_t* out = result.data_ptr<scalar_t>();
     const Norm<scalar_t> norm{p};
-    cpu::parallel_for(0, n, row_grain(n * m / 2), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        for (int64_t j = i + 1; j < n; ++j) {
-          out[pair_index(i, j, n)] = norm.distance(x + i * m, x + j * m, m);
+    // Row i has n - 1 - i pairs: task t takes rows t and n - 1 - t, so that equal ranges of
+    // tasks are equal work.
+    cpu::parallel_for(0, (n + 1) / 2, row_grain(n * m), [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t rows[2] = {t, n - 1 - t};
+        for (int64_t r = 0; r < (rows[0] == rows[1] ? 1 : 2); ++r) {
+          const int64_t i = rows[r];
+          for (int64_t j = i + 1; j < n; ++j) {
+            out[pair_index(i, j, n)] = norm.distance(x + i * m, x + j * m, m);
+          }
         }
       }
     });
