@@ -28,16 +28,14 @@ std::string kernel_name(std::string_view op, const Device& device) {
 // and BFloat16 (computed in float) wherever floating types are taken, as PyTorch's CUDA kernels
 // do.
 void check_dtype_on(const Device& device, std::string_view name, ScalarType dtype, TypeSet set) {
-  const bool half_like = dtype == ScalarType::Float16 || dtype == ScalarType::BFloat16;
-  if (device.is_cuda() && half_like && set != TypeSet::Integral) return;
+  if (device.is_cuda() && set.contains(kFloat)) set = set.with(kHalf, kBFloat16);
   check_dtype_in(name, dtype, set);
 }
-// check_dtype_on for the kernel "<op>_cpu" or "<op>_cuda".
+}  // namespace
+
 void check_kernel_dtype(std::string_view op, const Device& device, ScalarType dtype, TypeSet set) {
   check_dtype_on(device, kernel_name(op, device), dtype, set);
 }
-
-}  // namespace
 
 Scalar negated(const Scalar& s) {
   if (s.is_complex()) return Scalar(-s.to_complex_double());
@@ -47,7 +45,7 @@ Scalar negated(const Scalar& s) {
 
 void check_add(const Device& device, ScalarType dtype, const Scalar& alpha) {
   check_alpha(dtype, alpha);
-  check_kernel_dtype("add", device, dtype, TypeSet::AllAndBool);
+  check_kernel_dtype("add", device, dtype, kArithmeticTypes);
   check_scalar_fits(alpha, dtype);
 }
 
@@ -62,12 +60,12 @@ void check_sub_operands(const Tensor& self, const Tensor& other) {
 
 void check_sub(const Device& device, ScalarType dtype, const Scalar& alpha) {
   check_alpha(dtype, alpha);
-  check_kernel_dtype("sub", device, dtype, TypeSet::AllAndBool);
+  check_kernel_dtype("sub", device, dtype, kArithmeticTypes);
   check_scalar_fits(negated(alpha), dtype);
 }
 
 void check_mul(const Device& device, ScalarType dtype) {
-  check_kernel_dtype("mul", device, dtype, TypeSet::AllAndBool);
+  check_kernel_dtype("mul", device, dtype, kArithmeticTypes);
 }
 
 TensorIterator pow_meta(const Tensor& out, const Tensor& self, const Scalar& exponent) {
@@ -81,12 +79,12 @@ TensorIterator pow_meta(const Tensor& out, const Tensor& self, const Scalar& exp
                             .build();
   const ScalarType dtype = iter.common_dtype();
   if (pow_is_trivial(exponent)) {
-    check_dtype_in("pow", dtype, TypeSet::AllAndBool);
+    check_dtype_in("pow", dtype, kArithmeticTypes);
   } else if (is_integral(dtype, /*include_bool=*/false)) {
     check_dtype_in("pow", dtype, TypeSet::Integral);
     check_scalar_fits(exponent, dtype);
   } else {
-    check_dtype_in("pow", dtype, TypeSet::Floating);
+    check_dtype_in("pow", dtype, kFloatingAndComplexTypes);
   }
   return iter;
 }
@@ -98,7 +96,8 @@ bool pow_is_trivial(const Scalar& exponent) {
 TensorIterator pow_meta(const Tensor& out, const Tensor& self, const Tensor& exponent) {
   TensorIterator iter = TensorIterator::binary_op("pow", out, self, exponent);
   const bool integral = is_integral(iter.common_dtype(), /*include_bool=*/false);
-  check_dtype_in("pow", iter.common_dtype(), integral ? TypeSet::Integral : TypeSet::Floating);
+  check_dtype_in("pow", iter.common_dtype(),
+                 integral ? TypeSet::Integral : kFloatingAndComplexTypes);
   return iter;
 }
 
@@ -107,14 +106,17 @@ TensorIterator min_max_meta(std::string_view name, const Tensor& out, const Tens
   OPD_CHECK(!is_complex(self.scalar_type()) && !is_complex(other.scalar_type()),
             "{} not implemented for complex tensors.", name);
   TensorIterator iter = TensorIterator::binary_op(name, out, self, other);
-  check_kernel_dtype(name, iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
+  check_kernel_dtype(name, iter.device(), iter.common_dtype(), kOrderedTypes);
   return iter;
 }
 
 TensorIterator comparison_meta(std::string_view name, const Tensor& out, const Tensor& self,
                                const Tensor& other) {
   TensorIterator iter = TensorIterator::comparison_op(name, out, self, other);
-  check_kernel_dtype(name, iter.device(), iter.common_dtype(), TypeSet::AllAndBool);
+  // Complex numbers are equal or not, but have no order.
+  const bool equality = name == "eq" || name == "ne";
+  check_kernel_dtype(name, iter.device(), iter.common_dtype(),
+                     equality ? kArithmeticTypes : kOrderedTypes);
   return iter;
 }
 
@@ -125,9 +127,10 @@ TensorIterator where_meta(const Tensor& out, const Tensor& condition, const Tens
             condition.scalar_type());
   const ScalarType dtype = result_type(self, other);
   // The condition keeps its dtype, so the values are converted here rather than by the
-  // iterator (which would convert every input); Meta tensors have nothing to convert.
-  const auto value = [&](const Tensor& t) { return t.is_meta() ? t : converted(t, dtype); };
-  check_kernel_dtype("where", self.device(), dtype, TypeSet::AllAndBool);
+  // iterator (which would convert every input). Meta tensors too: they have nothing to copy,
+  // but the converted tensor's layout is what the output's follows.
+  const auto value = [&](const Tensor& t) { return converted(t, dtype); };
+  check_kernel_dtype("where", self.device(), dtype, kArithmeticTypes);
   return TensorIteratorConfig("where")
       .add_output(out)
       .add_input(condition)
@@ -284,7 +287,7 @@ TensorIterator meta::mul(const Tensor& out, const Tensor& self, const Tensor& ot
 TensorIterator meta::div(const Tensor& out, const Tensor& self, const Tensor& other) {
   TensorIterator iter = TensorIterator::binary_float_op("div", out, self, other);
   common::check_kernel_dtype("div_true", iter.device(), iter.common_dtype(),
-                             common::TypeSet::Floating);
+                             common::kFloatingAndComplexTypes);
   return iter;
 }
 

@@ -9,8 +9,8 @@
 // loop over the result and returns iter.output().
 //
 // Each also makes the checks the CPU kernel's dtype dispatch would
-// (see Note [Dtype checks in the metadata step]): TypeError "\"add_cpu\" not implemented for
-// 'Half'" naming the kernel as PyTorch does ("add_cuda" on a CUDA device), and ValueError "value
+// (see Note [Dtype checks in the metadata step]): Error "\"lt_cpu\" not implemented for
+// 'ComplexFloat'" naming the kernel as PyTorch does ("lt_cuda" on a CUDA device), and Error "value
 // cannot be converted to type uint8_t without overflow" for a Scalar argument (alpha, a bound, a
 // fill value) the compute dtype cannot hold.
 
@@ -18,10 +18,22 @@
 #include <string_view>
 
 #include "common/tensor_iterator.h"
+#include "common/type_dispatch.h"
 #include "opd/scalar.h"
 #include "opd/tensor.h"
 
 namespace opd::common {
+
+// The CPU kernels' dtype sets, PyTorch 1.13's: ordered (maximum, lt), arithmetic (add, mul,
+// where, eq), floating and complex (true division, pow of floats).
+inline constexpr TypeSet kOrderedTypes = TypeSet::AllAndBool.with(kHalf, kBFloat16);
+inline constexpr TypeSet kArithmeticTypes = kOrderedTypes | TypeSet::Complex;
+inline constexpr TypeSet kFloatingAndComplexTypes =
+    TypeSet::Floating.with(kHalf, kBFloat16) | TypeSet::Complex;
+
+// check_dtype_in for the kernel "<op>_cpu", or "<op>_cuda" on a CUDA device, whose sets also
+// take Half and BFloat16 wherever they take floating types (computed in float), as PyTorch's.
+void check_kernel_dtype(std::string_view op, const Device& device, ScalarType dtype, TypeSet set);
 
 // -s: sub adds -alpha.
 Scalar negated(const Scalar& s);
@@ -62,6 +74,19 @@ TensorIterator comparison_meta(std::string_view name, const Tensor& out, const T
 // "where expected condition to be a boolean tensor, but got a tensor with dtype Float"
 TensorIterator where_meta(const Tensor& out, const Tensor& condition, const Tensor& self,
                           const Tensor& other);
+
+// div's rounding_mode: None (true division), "trunc" or "floor"; otherwise Error "div expected
+// rounding_mode to be one of None, 'trunc', or 'floor' but found 'x'".
+enum class RoundingMode { True, Trunc, Floor };
+RoundingMode rounding_mode(std::optional<std::string_view> mode);
+// div.Tensor_mode (and floor_divide, which is Floor): true division as div, else binary_op over
+// the numeric types with Half and BFloat16 (kernels "div_trunc", "div_floor").
+TensorIterator div_mode_meta(const Tensor& out, const Tensor& self, const Tensor& other,
+                             RoundingMode mode);
+// logical_and, logical_or, logical_xor (`name`): comparison_op over every dtype; Bool results,
+// cast into an out= or in-place tensor of another dtype.
+TensorIterator logical_meta(std::string_view name, const Tensor& out, const Tensor& self,
+                            const Tensor& other);
 
 // neg: "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to
 // invert a mask, use the `~` or `logical_not()` operator instead."

@@ -164,8 +164,8 @@ ScalarType arange_acc_type(ScalarType dtype) {
 
 int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step,
                       ScalarType dtype) {
-  OPD_CHECK_T(TypeError, is_integral(dtype, false) || is_floating_point(dtype),
-              "\"arange\" not implemented for '{}'", to_string(dtype));
+  OPD_CHECK(is_integral(dtype, false) || is_floating_point(dtype),
+            "\"arange\" not implemented for '{}'", to_string(dtype));
   const bool integer_length = dtype == ScalarType::Int64;
   switch (arange_acc_type(dtype)) {
     case ScalarType::Int64:
@@ -178,8 +178,7 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
 }
 
 void check_random_dtype(std::string_view op, ScalarType dtype) {
-  OPD_CHECK_T(TypeError, is_floating_point(dtype), "\"{}\" not implemented for '{}'", op,
-              to_string(dtype));
+  OPD_CHECK(is_floating_point(dtype), "\"{}\" not implemented for '{}'", op, to_string(dtype));
 }
 
 Tensor write_handle(const Tensor& fresh) {

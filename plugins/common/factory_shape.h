@@ -64,7 +64,7 @@ ScalarType arange_dtype(const Scalar& start, const Scalar& end, const Scalar& st
                         std::optional<ScalarType> dtype);
 
 // The number of elements of arange(start, end, step) in `dtype`, after PyTorch's checks:
-//   TypeError "\"arange\" not implemented for 'Bool'" (Bool and complex dtypes)
+//   Error "\"arange\" not implemented for 'Bool'" (Bool and complex dtypes)
 //   "step must be nonzero"
 //   "unsupported range: inf -> 1" (start or end not finite)
 //   "upper bound and larger bound inconsistent with step sign"
@@ -77,7 +77,7 @@ int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step
 // Float32 for Half and BFloat16, Float64 for Float32 and Float64.
 ScalarType arange_acc_type(ScalarType dtype);
 
-// rand and randn draw floating values only: TypeError "\"rand\" not implemented for 'Long'".
+// rand and randn draw floating values only: Error "\"rand\" not implemented for 'Long'".
 void check_random_dtype(std::string_view op, ScalarType dtype);
 
 // Note [Factory versions]

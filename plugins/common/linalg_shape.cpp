@@ -11,8 +11,7 @@
 namespace opd::common {
 
 void check_matmul_dtype(const char* op, ScalarType t) {
-  OPD_CHECK_T(TypeError, t != kBool && t != ScalarType::Undefined,
-              "\"{}\" not implemented for '{}'", op, t);
+  OPD_CHECK(t != kBool && t != ScalarType::Undefined, "\"{}\" not implemented for '{}'", op, t);
 }
 
 std::vector<int64_t> mm_sizes(const Tensor& self, const Tensor& mat2) {

@@ -12,13 +12,13 @@ namespace opd::common {
 
 // mm: [n, k] x [k, m] -> [n, m]. Throws Error "self must be a matrix", "mat2 must be a matrix",
 // "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)", "expected mat1 and mat2 to have the
-// same dtype, but got: float != double"; TypeError "\"mm\" not implemented for 'Bool'"; and
+// same dtype, but got: float != double"; Error "\"mm\" not implemented for 'Bool'"; and
 // check_same_device's error.
 std::vector<int64_t> mm_sizes(const Tensor& self, const Tensor& mat2);
 
 // bmm: [b, n, k] x [b, k, m] -> [b, n, m]. Throws Error "batch1 must be a 3D tensor", "batch2
 // must be a 3D tensor", "Expected size for first two dimensions of batch2 tensor to be: [2, 3]
-// but got: [2, 4].", "expected scalar type Float but found Double"; TypeError for Bool.
+// but got: [2, 4].", "expected scalar type Float but found Double"; Error for Bool.
 std::vector<int64_t> bmm_sizes(const Tensor& self, const Tensor& mat2);
 
 // addmm: beta * self + alpha * (mat1 @ mat2) -> [n, m]; `self` must broadcast to [n, m].
@@ -33,7 +33,7 @@ std::vector<int64_t> addmm_sizes(const Tensor& self, const Tensor& mat1, const T
 // opd::expand_geometry in common/view_shape.h, whose errors it throws).
 std::vector<int64_t> addmm_self_strides(const Tensor& self, IntArrayRef sizes);
 
-// Throws TypeError "\"mm\" not implemented for 'Bool'" unless the matrix products compute in
+// Throws Error "\"mm\" not implemented for 'Bool'" unless the matrix products compute in
 // `t` (every type but Bool).
 void check_matmul_dtype(const char* op, ScalarType t);
 

@@ -17,7 +17,7 @@ namespace {
 std::string sizes_str(IntArrayRef sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
 
 void check_floating(const char* op, ScalarType t) {
-  OPD_CHECK_T(TypeError, is_floating_point(t), "\"{}\" not implemented for '{}'", op, t);
+  OPD_CHECK(is_floating_point(t), "\"{}\" not implemented for '{}'", op, t);
 }
 
 // The data_ptr<T>() mismatch PyTorch's kernels report when a second tensor's dtype differs.

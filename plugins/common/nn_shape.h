@@ -33,7 +33,7 @@ CatMeta cat_meta(TensorList tensors, int64_t dim);
 
 // _softmax / _log_softmax (`op` names the operator in errors). Returns the wrapped dim (0 for a
 // 0-dim input). The result has the input's sizes, in Float when half_to_float, else the input's
-// dtype, which must be floating: TypeError "\"_softmax\" not implemented for 'Long'".
+// dtype, which must be floating: Error "\"_softmax\" not implemented for 'Long'".
 // half_to_float needs a Half input: Error "conversion is supported for Half type only".
 int64_t softmax_meta(const char* op, const Tensor& self, int64_t dim, bool half_to_float,
                      ScalarType* out_dtype);
@@ -42,7 +42,7 @@ int64_t softmax_meta(const char* op, const Tensor& self, int64_t dim, bool half_
 // "log_softmax_backward". Returns the wrapped dim. Throws Error "Expected tensor for argument #1
 // 'grad' to have same size as tensor for argument #2 'output'; but [2, 3] does not equal [3, 3]
 // (while checking arguments for softmax_backward)", "expected scalar type Float but found
-// Double" (grad_output and output), TypeError for non-floating types. The result has grad's sizes
+// Double" (grad_output and output), Error for non-floating types. The result has grad's sizes
 // and dtype (Half when grad is Float and input_dtype Half, as PyTorch).
 int64_t softmax_backward_meta(const char* op, const char* check_name, const Tensor& grad,
                               const Tensor& output, int64_t dim, ScalarType input_dtype,
@@ -69,7 +69,7 @@ struct NllLossMeta {
 // multi-target not supported", "size mismatch (got input: [3, 5], target: [2])", "weight tensor
 // should be defined either for all 5 classes or no classes but got weight tensor of shape: [4]",
 // "expected scalar type Long but found Int" (target: Long or Byte), "expected scalar type Float
-// but found Double" (weight), TypeError for a non-floating input, check_same_device's error.
+// but found Double" (weight), Error for a non-floating input, check_same_device's error.
 // Targets out of range ("Target 5 is out of bounds.", IndexError) are found by the kernel.
 NllLossMeta nll_loss_forward_meta(const Tensor& self, const Tensor& target,
                                   const std::optional<Tensor>& weight, int64_t reduction);

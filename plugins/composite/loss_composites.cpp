@@ -162,8 +162,7 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
 Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   const Reduction r = common::to_reduction("mse_loss", reduction);
   const ScalarType dtype = common::result_type(self, target);
-  OPD_CHECK_T(TypeError, is_floating_point(dtype), "\"mse_cpu\" not implemented for '{}'",
-              to_string(dtype));
+  OPD_CHECK(is_floating_point(dtype), "\"mse_cpu\" not implemented for '{}'", to_string(dtype));
   const Tensor diff = opd::sub(self, target);
   const Tensor loss = opd::mul(diff, diff);
   if (r == Reduction::Mean) return opd::mean(loss);

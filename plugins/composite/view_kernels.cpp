@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/output.h"
 #include "common/view_shape.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/ops.h"
@@ -26,6 +27,20 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride,
                   std::optional<int64_t> storage_offset) {
   const int64_t offset = storage_offset.value_or(self.storage_offset());
   check_as_strided(size, stride, offset);
+  // make_view refuses geometry beyond the storage with a ValueError naming itself; as_strided
+  // is PyTorch's RuntimeError naming setStorage.
+  const bool empty = std::find(size.begin(), size.end(), 0) != size.end();
+  int64_t needed = 0;
+  if (!empty) {
+    needed = offset + 1;
+    for (size_t d = 0; d < size.size(); ++d) needed += (size[d] - 1) * stride[d];
+    needed *= static_cast<int64_t>(self.element_size());
+  }
+  OPD_CHECK(static_cast<uint64_t>(needed) <= self.storage().nbytes(),
+            "setStorage: sizes {}, strides {}, storage offset {}, and itemsize {} requiring a "
+            "storage size of {} are out of bounds for storage of size {}",
+            common::shape_str(size), common::shape_str(stride), offset, self.element_size(), needed,
+            self.storage().nbytes());
   return make_view(self, size, stride, offset);
 }
 

@@ -18,6 +18,7 @@
 namespace opd::native {
 namespace {
 
+using common::opmath_t;
 using common::TensorIterator;
 using cpu::cpu_kernel;
 
@@ -56,15 +57,21 @@ struct DenseRun {
   }
 };
 
-// add and sub (sub adds -alpha). Bool arithmetic is logical: true + true is true.
+// add and sub (sub adds -alpha). Bool arithmetic is logical: true + true is true. Half and
+// BFloat16 compute in float (opmath_t) and round once, as PyTorch does.
 template <class Run>
 void add_ops(ScalarType dtype, const Scalar& alpha, const char* name, const Run& run) {
-  OPD_DISPATCH_ALL_TYPES_AND_BOOL(dtype, name, [&] {
-    const auto a = alpha.to<scalar_t>();
-    if (a == scalar_t(1)) {
-      run([](scalar_t x, scalar_t y) -> scalar_t { return static_cast<scalar_t>(x + y); });
+  OPD_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(kBool, kHalf, kBFloat16, dtype, name, [&] {
+    using opmath = opmath_t<scalar_t>;
+    const auto a = common::scalar_to<opmath>(alpha);
+    if (a == opmath(1)) {
+      run([](scalar_t x, scalar_t y) -> scalar_t {
+        return static_cast<scalar_t>(opmath(x) + opmath(y));
+      });
     } else {
-      run([a](scalar_t x, scalar_t y) -> scalar_t { return static_cast<scalar_t>(x + a * y); });
+      run([a](scalar_t x, scalar_t y) -> scalar_t {
+        return static_cast<scalar_t>(opmath(x) + a * opmath(y));
+      });
     }
   });
 }
@@ -86,13 +93,13 @@ T multiply(T x, T y) {
   if constexpr (std::is_same_v<T, bool>) {
     return x && y;
   } else {
-    return static_cast<T>(x * y);
+    return static_cast<T>(opmath_t<T>(x) * opmath_t<T>(y));
   }
 }
 
 template <class Run>
 void mul_ops(ScalarType dtype, const Run& run) {
-  OPD_DISPATCH_ALL_TYPES_AND_BOOL(dtype, "mul_cpu", [&] {
+  OPD_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(kBool, kHalf, kBFloat16, dtype, "mul_cpu", [&] {
     run([](scalar_t x, scalar_t y) -> scalar_t { return multiply(x, y); });
   });
 }
@@ -103,13 +110,14 @@ void pow_tensor_scalar_kernel(const TensorIterator& iter, const Scalar& exponent
   // x^0 is 1 and x^1 is x for every dtype, NaN included.
   if (common::pow_is_trivial(exponent)) {
     const bool one = exponent.to_double() == 1;
-    OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), "pow", [&] {
-      if (one) {
-        cpu_kernel(iter, [](scalar_t x) -> scalar_t { return x; });
-      } else {
-        cpu_kernel(iter, [](scalar_t) -> scalar_t { return scalar_t(1); });
-      }
-    });
+    OPD_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(
+        kBool, kHalf, kBFloat16, iter.common_dtype(), "pow", [&] {
+          if (one) {
+            cpu_kernel(iter, [](scalar_t x) -> scalar_t { return x; });
+          } else {
+            cpu_kernel(iter, [](scalar_t) -> scalar_t { return scalar_t(1); });
+          }
+        });
     return;
   }
   const ScalarType dtype = iter.common_dtype();
@@ -120,24 +128,34 @@ void pow_tensor_scalar_kernel(const TensorIterator& iter, const Scalar& exponent
     });
     return;
   }
-  OPD_DISPATCH_FLOATING_TYPES(dtype, "pow", [&] {
+  OPD_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(kHalf, kBFloat16, dtype, "pow", [&] {
+    using opmath = opmath_t<scalar_t>;
+    // out = f(x), computed in opmath.
+    const auto unary = [&](auto f) {
+      cpu_kernel(iter, [f](scalar_t x) -> scalar_t { return static_cast<scalar_t>(f(opmath(x))); });
+    };
+    if (exponent.is_complex()) {
+      const auto c = common::scalar_to<opmath>(exponent);
+      unary([c](opmath x) { return std::pow(x, c); });
+      return;
+    }
     const double e = exponent.to_double();
     // The common exponents as the cheaper, as exact or more exact, operations.
     if (e == 2) {
-      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return x * x; });
+      unary([](opmath x) { return x * x; });
     } else if (e == 3) {
-      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return x * x * x; });
+      unary([](opmath x) { return x * x * x; });
     } else if (e == 0.5) {
-      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return std::sqrt(x); });
+      unary([](opmath x) { return std::sqrt(x); });
     } else if (e == -0.5) {
-      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return scalar_t(1) / std::sqrt(x); });
+      unary([](opmath x) { return opmath(1) / std::sqrt(x); });
     } else if (e == -1) {
-      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return scalar_t(1) / x; });
+      unary([](opmath x) { return opmath(1) / x; });
     } else if (e == -2) {
-      cpu_kernel(iter, [](scalar_t x) -> scalar_t { return scalar_t(1) / (x * x); });
+      unary([](opmath x) { return opmath(1) / (x * x); });
     } else {
-      const auto typed = static_cast<scalar_t>(e);
-      cpu_kernel(iter, [typed](scalar_t x) -> scalar_t { return std::pow(x, typed); });
+      const auto typed = static_cast<opmath>(e);
+      unary([typed](opmath x) { return std::pow(x, typed); });
     }
   });
 }
@@ -150,18 +168,23 @@ void pow_tensor_tensor_kernel(const TensorIterator& iter) {
     });
     return;
   }
-  OPD_DISPATCH_FLOATING_TYPES(dtype, "pow", [&] {
-    cpu_kernel(iter, [](scalar_t x, scalar_t e) -> scalar_t { return std::pow(x, e); });
+  OPD_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(kHalf, kBFloat16, dtype, "pow", [&] {
+    using opmath = opmath_t<scalar_t>;
+    cpu_kernel(iter, [](scalar_t x, scalar_t e) -> scalar_t {
+      return static_cast<scalar_t>(std::pow(opmath(x), opmath(e)));
+    });
   });
 }
 
 // maximum / minimum propagate NaN, unlike std::max.
 template <bool kMax>
 void min_max_kernel(const TensorIterator& iter, const char* name) {
-  OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.common_dtype(), name, [&] {
+  OPD_DISPATCH_ALL_TYPES_AND3(kBool, kHalf, kBFloat16, iter.common_dtype(), name, [&] {
     cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
-      if constexpr (std::is_floating_point_v<scalar_t>) {
-        if (a != a || b != b) return std::numeric_limits<scalar_t>::quiet_NaN();
+      if constexpr (common::kIsFloatingOrComplex<scalar_t>) {
+        using opmath = opmath_t<scalar_t>;
+        if (opmath(a) != opmath(a)) return a;
+        if (opmath(b) != opmath(b)) return b;
       }
       if constexpr (kMax) {
         return a < b ? b : a;
@@ -187,9 +210,13 @@ void mul_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
   mul_ops(iter.common_dtype(), [&](const auto& op) { cpu_kernel(iter, op); });
 }
 void div_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
-  OPD_DISPATCH_FLOATING_TYPES(iter.common_dtype(), "div_true_cpu", [&] {
-    cpu_kernel(iter, [](scalar_t x, scalar_t y) -> scalar_t { return x / y; });
-  });
+  OPD_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(
+      kHalf, kBFloat16, iter.common_dtype(), "div_true_cpu", [&] {
+        using opmath = opmath_t<scalar_t>;
+        cpu_kernel(iter, [](scalar_t x, scalar_t y) -> scalar_t {
+          return static_cast<scalar_t>(opmath(x) / opmath(y));
+        });
+      });
 }
 
 Tensor add_Tensor(const Tensor& self, const Tensor& other, const Scalar& alpha) {
@@ -251,7 +278,7 @@ Tensor minimum(const Tensor& self, const Tensor& other) {
 
 Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other) {
   TensorIterator iter = common::where_meta(Tensor(), condition, self, other);
-  OPD_DISPATCH_ALL_TYPES_AND_BOOL(iter.dtype(), "where_cpu", [&] {
+  OPD_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(kBool, kHalf, kBFloat16, iter.dtype(), "where_cpu", [&] {
     cpu_kernel(iter, [](bool c, scalar_t a, scalar_t b) -> scalar_t { return c ? a : b; });
   });
   return std::move(iter).output();

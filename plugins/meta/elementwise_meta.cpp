@@ -1,6 +1,7 @@
 // Elementwise operators on Meta: the shared metadata step (common/elementwise.h) and nothing
 // else, so shapes, dtypes and errors are those of the CPU kernels. The structured operators'
-// (add, sub, mul, div) are generated from their meta functions (Note [Structured kernels]).
+// (add, sub, mul, div, the comparisons, remainder...) are generated from their meta functions
+// (Note [Structured kernels]).
 
 #include "common/elementwise.h"
 #include "opd/native/Meta.h"
@@ -28,25 +29,6 @@ Tensor maximum(const Tensor& self, const Tensor& other) {
 }
 Tensor minimum(const Tensor& self, const Tensor& other) {
   return common::min_max_meta("minimum", Tensor(), self, other).output();
-}
-
-Tensor eq_Tensor(const Tensor& self, const Tensor& other) {
-  return common::comparison_meta("eq", Tensor(), self, other).output();
-}
-Tensor ne_Tensor(const Tensor& self, const Tensor& other) {
-  return common::comparison_meta("ne", Tensor(), self, other).output();
-}
-Tensor lt_Tensor(const Tensor& self, const Tensor& other) {
-  return common::comparison_meta("lt", Tensor(), self, other).output();
-}
-Tensor le_Tensor(const Tensor& self, const Tensor& other) {
-  return common::comparison_meta("le", Tensor(), self, other).output();
-}
-Tensor gt_Tensor(const Tensor& self, const Tensor& other) {
-  return common::comparison_meta("gt", Tensor(), self, other).output();
-}
-Tensor ge_Tensor(const Tensor& self, const Tensor& other) {
-  return common::comparison_meta("ge", Tensor(), self, other).output();
 }
 
 Tensor where_self(const Tensor& condition, const Tensor& self, const Tensor& other) {
