@@ -213,6 +213,116 @@ void add_conversions(std::map<std::string, CaseFn>& m) {
   }
 }
 
+// ---- binary (Operators I) ----------------------------------------------------------------------
+
+// The binary operators of issue 31 (helper "binary"). Division by an integer zero is a data
+// error only CPU sees (ZeroDivisionError), so the dividing operators' divisors are floating.
+void add_binary_operators_i(std::map<std::string, CaseFn>& m) {
+  const auto pair = [](Gen& g) {
+    auto [a, b] = tensor_pair(g);
+    return Case{{a, b}, {}};
+  };
+  const auto dividing = [](Gen& g) {
+    auto [sa, sb] = g.broadcast_pair();
+    return Case{{g.tensor(sa, g.dtype()), g.tensor(sb, g.pick(std::vector<ScalarType>{
+                                                             kFloat, kDouble}))},
+                {}};
+  };
+  const auto number = [](Gen& g) { return Case{{g.tensor(), g.scalar()}, {}}; };
+  const auto number_self = [](Gen& g) { return Case{{g.scalar(), g.tensor()}, {}}; };
+  const std::vector<ScalarType> any = {kFloat, kLong, kBool};
+  for (std::string op : {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                         "bitwise_right_shift"}) {
+    m[op + ".Tensor"] = m[op + "_.Tensor"] = pair;
+    m[op + ".Tensor_out"] = with_out(pair, "out", any);
+    const bool shift = op.find("shift") != std::string::npos;
+    const std::string scalar = shift ? ".Tensor_Scalar" : ".Scalar";
+    m[op + scalar] = m[op + "_" + scalar] = number;
+    m[op + scalar + "_out"] = with_out(number, "out", any);
+    m[op + ".Scalar_Tensor"] = number_self;
+  }
+  for (std::string op : {"logical_and", "logical_or", "logical_xor"}) {
+    m[op] = m[op + "_"] = pair;
+    m[op + ".out"] = with_out(pair, "out", any);
+  }
+  for (std::string op : {"atan2", "hypot"}) {
+    m[op] = m[op + "_"] = pair;
+    m[op + ".out"] = with_out(pair, "out", {kFloat, kDouble});
+  }
+  m["copysign.Tensor"] = m["copysign_.Tensor"] = pair;
+  m["copysign.out"] = with_out(pair, "out", {kFloat, kDouble});
+  m["copysign.Scalar"] = m["copysign_.Scalar"] = number;
+  m["copysign.Scalar_out"] = with_out(number, "out", {kFloat, kDouble});
+  m["true_divide.Tensor"] = m["true_divide_.Tensor"] = dividing;
+  m["true_divide.out"] = with_out(dividing, "out", {kFloat, kDouble});
+  m["true_divide.Scalar"] = m["true_divide_.Scalar"] = number;
+  for (std::string op : {"remainder", "fmod"}) {
+    m[op + ".Tensor"] = m[op + "_.Tensor"] = dividing;
+    m[op + ".Tensor_out"] = with_out(dividing, "out", any);
+    m[op + ".Scalar"] = m[op + "_.Scalar"] = [](Gen& g) {
+      return Case{{g.tensor(), g.value(IValue(g.real(0.5, 3)))}, {}};
+    };
+    m[op + ".Scalar_out"] = with_out(m[op + ".Scalar"], "out", any);
+  }
+  m["remainder.Scalar_Tensor"] = [](Gen& g) {
+    return Case{{g.scalar(), g.tensor(g.shape(), g.pick(std::vector<ScalarType>{kFloat, kDouble}))},
+                {}};
+  };
+  m["floor_divide"] = m["floor_divide_.Tensor"] = dividing;
+  m["floor_divide.out"] = with_out(dividing, "out", any);
+  m["floor_divide.Scalar"] = m["floor_divide_.Scalar"] = m["remainder.Scalar"];
+  const auto rounding = [](Gen& g) {
+    return g.chance(0.2) ? g.none()
+                         : g.value(IValue(g.pick(std::vector<std::string>{"trunc", "floor", "x"})));
+  };
+  m["div.Tensor_mode"] = m["div_.Tensor_mode"] = [dividing, rounding](Gen& g) {
+    Case c = dividing(g);
+    c.named["rounding_mode"] = rounding(g);
+    return c;
+  };
+  m["div.out_mode"] = with_out(m["div.Tensor_mode"], "out", any);
+  m["div.Scalar_mode"] = m["div_.Scalar_mode"] = [rounding](Gen& g) {
+    Case c{{g.tensor(), g.value(IValue(g.real(0.5, 3)))}, {}};
+    c.named["rounding_mode"] = rounding(g);
+    return c;
+  };
+  const auto lerp_scalar = [](Gen& g) {
+    auto [a, b] = tensor_pair(g, /*floating=*/true);
+    return Case{{a, b, g.scalar()}, {}};
+  };
+  m["lerp.Scalar"] = m["lerp_.Scalar"] = lerp_scalar;
+  m["lerp.Scalar_out"] = with_out(lerp_scalar, "out", {kFloat, kDouble});
+  const auto lerp_tensor = [](Gen& g) {
+    auto [a, b] = tensor_pair(g, /*floating=*/true);
+    return Case{{a, b, g.tensor(g.shape(0, 1), g.float_dtype())}, {}};
+  };
+  m["lerp.Tensor"] = m["lerp_.Tensor"] = lerp_tensor;
+  m["lerp.Tensor_out"] = with_out(lerp_tensor, "out", {kFloat, kDouble});
+  for (std::string op : {"addcmul", "addcdiv"}) {
+    const auto ternary = [](Gen& g) {
+      auto [a, b] = tensor_pair(g);
+      return Case{{a, b, g.tensor(g.shape(0, 1), g.float_dtype())}, {{"value", g.scalar()}}};
+    };
+    m[op] = m[op + "_"] = ternary;
+    m[op + ".out"] = with_out(ternary, "out", {kFloat, kDouble});
+  }
+  for (std::string op : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+    m[op + "_.Tensor"] = pair;
+    m[op + ".Tensor_out"] = with_out(pair, "out", any);
+    m[op + "_.Scalar"] = number;
+    m[op + ".Scalar_out"] = with_out(number, "out", any);
+  }
+  m["where.ScalarSelf"] = [](Gen& g) {
+    return Case{{g.tensor(g.shape(), kBool), g.scalar(), g.tensor()}, {}};
+  };
+  m["where.ScalarOther"] = [](Gen& g) {
+    return Case{{g.tensor(g.shape(), kBool), g.tensor(), g.scalar()}, {}};
+  };
+  m["where.Scalar"] = [](Gen& g) {
+    return Case{{g.tensor(g.shape(), kBool), g.scalar(), g.scalar()}, {}};
+  };
+}
+
 void add_pointwise(std::map<std::string, CaseFn>& m) {
   for (const char* name : {"add.Tensor", "add_.Tensor", "sub.Tensor", "sub_.Tensor"}) {
     m[name] = [](Gen& g) {
@@ -675,6 +785,7 @@ std::map<std::string, CaseFn> build() {
   add_factories(m);
   add_conversions(m);
   add_pointwise(m);
+  add_binary_operators_i(m);
   add_unary(m);
   add_reductions(m);
   add_linalg(m);
