@@ -145,6 +145,16 @@ struct LineGeometry {
 
 template <class W>
 void gather_line(W* op, const W* sp, const int64_t* ip, const LineGeometry g) {
+  if (g.is == 1 && g.other_stride == 1 && g.line_stride == 0 && g.dim_stride == 1) {
+    for (int64_t j = 0; j < g.n; ++j) {  // contiguous lines along dim: the common case
+      const int64_t k = ip[j];
+      if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(g.bound)) {
+        throw_out_of_bounds(k, g.dim, g.bound);
+      }
+      op[j] = sp[k];
+    }
+    return;
+  }
   for (int64_t j = 0; j < g.n; ++j) {
     const int64_t k = ip[j * g.is];
     if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(g.bound)) {

@@ -226,6 +226,39 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
       if (before(b.key, a.key, largest)) return false;
       return a.index < b.index;
     };
+    if (sorted && k * 8 < l.n) {
+      // A few of many: one pass keeping the best k in a heap whose top is the worst of them
+      // (std::push_heap/pop_heap with `first`), no entries for the rest.
+      const int64_t lines = l.outer * l.inner;
+      cpu::parallel_for(0, lines, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, l.n)),
+                        [&](int64_t b, int64_t e) {
+                          std::vector<Entry<K>> heap;
+                          heap.reserve(static_cast<size_t>(k));
+                          for (int64_t line = b; line < e; ++line) {
+                            const int64_t o = line / l.inner, i = line % l.inner;
+                            const T* p = s + o * l.n * l.inner + i;
+                            heap.clear();
+                            for (int64_t j = 0; j < l.n; ++j) {
+                              const Entry<K> c{key_of(p[j * l.inner]), j};
+                              if (static_cast<int64_t>(heap.size()) < k) {
+                                heap.push_back(c);
+                                std::push_heap(heap.begin(), heap.end(), first);
+                              } else if (first(c, heap.front())) {
+                                std::pop_heap(heap.begin(), heap.end(), first);
+                                heap.back() = c;
+                                std::push_heap(heap.begin(), heap.end(), first);
+                              }
+                            }
+                            std::sort_heap(heap.begin(), heap.end(), first);
+                            const int64_t out_base = o * k * l.inner + i;
+                            for (int64_t j = 0; j < k; ++j) {
+                              v[out_base + j * l.inner] = p[heap[j].index * l.inner];
+                              x[out_base + j * l.inner] = heap[j].index;
+                            }
+                          }
+                        });
+      return;
+    }
     for_each_sorted_line<T>(s, l, [&](std::vector<Entry<K>>& e, int64_t o, int64_t i) {
       if (k < l.n) {
         if (sorted && k * 8 < l.n) {
