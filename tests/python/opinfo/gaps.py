@@ -1,6 +1,6 @@
 """Table entries of the last Core ATen gaps (helper "gaps", issue #31): the functional fill and
-copy, cdist (both of its paths, Note [cdist's two paths] in plugins/composite/
-distance_composites.cpp) and pdist."""
+copy, fill_ with a 0-d tensor (the in-place form of fill.Tensor), cdist (both of its paths,
+Note [cdist's two paths] in plugins/composite/distance_composites.cpp) and pdist."""
 
 from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
@@ -144,13 +144,11 @@ def errors_pdist(op, make):
 
 
 OP_DB = [
-    OpInfo("fill.Scalar", method=False, inplace=None, supports_out=False,
+    OpInfo("fill.Scalar", method=False, inplace="fill_", supports_out=False,
            dtypes=D.all_and_bool, sample_inputs=sample_fill),
-    OpInfo("fill.Tensor", method=False, inplace=None, supports_out=False,
+    OpInfo("fill.Tensor", method=False, inplace="fill_", supports_out=False,
            dtypes=D.all_and_bool, sample_inputs=sample_fill_tensor,
-           error_inputs=errors_fill_tensor,
-           skips={"meta": "fill.Tensor reads its 0-d value with item(), as torch 1.13's "
-                          "CompositeExplicitAutograd kernel does: a Meta value has none"}),
+           error_inputs=errors_fill_tensor),
     OpInfo("copy", op=_aten("copy"), method=False, inplace=None, supports_out=False,
            dtypes=D.all_and_bool, sample_inputs=sample_copy, error_inputs=errors_copy),
     OpInfo("cdist", method=False, inplace=None, supports_out=False, dtypes=FLOAT,
