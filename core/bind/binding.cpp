@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "opd/bind/tensor_values.h"
 #include "opd/error.h"
 #include "opd/layout.h"
 #include "opd/operator_entry.h"
@@ -214,13 +215,15 @@ std::string python_type_name(const IValue& v) {
 }
 
 std::optional<IValue> convert_argument(const IValue& v, const Type& type,
-                                       std::optional<int64_t> N) {
+                                       std::optional<int64_t> N, bool numbers_as_tensors) {
   switch (type.kind()) {
     case TypeKind::Tensor:
-      return v.is_tensor() ? std::optional<IValue>(v) : std::nullopt;
+      if (v.is_tensor()) return v;
+      if (numbers_as_tensors && v.is_scalar()) return IValue(wrapped_number(v.to_scalar()));
+      return std::nullopt;
     case TypeKind::Optional:
       if (v.is_none()) return IValue();
-      return convert_argument(v, *type.contained()[0], N);
+      return convert_argument(v, *type.contained()[0], N, numbers_as_tensors);
     case TypeKind::Int:
     case TypeKind::SymInt:
     case TypeKind::DeviceIndex:
@@ -336,8 +339,35 @@ class GivenArguments {
 
 }  // namespace
 
+// Note [Numbers as tensors]
+// torch's Python argument parser takes a Python number (bool, int, float, complex) for a Tensor
+// parameter of a few functions only (should_allow_numbers_as_tensors in python_arg_parser.cpp):
+// the arithmetic ones and their aliases, in-place and out= forms included, and the conversions.
+// The number becomes a wrapped number (a 0-dim CPU tensor that promotes as a scalar), so
+// torch.add(x, 2, out=o) and torch.add(2, x) work while torch.sin(2) is a TypeError. torch binds
+// its Python-visible overloads in Note [Overload order]'s order with numbers allowed; here a
+// number is tried against every overload as itself first, and only when none binds as a tensor,
+// so that an overload taking a Scalar where another takes a Tensor wins for a number
+// (x.add(2) is add.Scalar; add(x, 2, out=o), which has no Scalar overload, is add.out with a
+// wrapped number). The values and dtypes are the same either way: a wrapped number promotes as
+// the Scalar would.
+bool allows_numbers_as_tensors(const FunctionSchema& schema) {
+  static const std::set<std::string, std::less<>> allowed = {
+      "add",         "add_",         "div",          "div_",          "divide",   "divide_",
+      "mul",         "mul_",         "multiply",     "multiply_",     "sub",      "sub_",
+      "subtract",    "subtract_",    "true_divide",  "true_divide_",  "to",       "_to_copy",
+      "copy_",       "floor_divide", "floor_divide_", "_conj"};
+  std::string_view name = schema.name();
+  if (size_t sep = name.find("::"); sep != std::string_view::npos) {
+    if (name.substr(0, sep) != "aten") return false;
+    name.remove_prefix(sep + 2);
+  }
+  return allowed.find(name) != allowed.end();
+}
+
 std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args,
-                              const FactoryDefaults& defaults, std::string* why) {
+                              const FactoryDefaults& defaults, std::string* why,
+                              bool numbers_as_tensors) {
   const auto& params = schema.arguments();
   // The arguments are bound in place, in the stack the call takes.
   Stack stack(params.size());
@@ -353,7 +383,7 @@ std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args
   };
   // `position`: 1-based for a positional argument, 0 for a keyword.
   auto bind = [&](size_t i, const IValue& v, size_t position) -> bool {
-    auto c = convert_argument(v, *params[i].type(), params[i].N());
+    auto c = convert_argument(v, *params[i].type(), params[i].N(), numbers_as_tensors);
     if (!c) {
       if (why == nullptr) return false;
       *why = fmt::format("argument '{}'{} must be {}, not {}", params[i].name(),
@@ -492,6 +522,14 @@ BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::str
       return {op, schema, std::move(*stack)};
     }
   }
+  // Then with numbers as tensors where torch allows it (Note [Numbers as tensors]).
+  for (const OperatorHandle& op : candidates) {
+    const FunctionSchema* schema = op.entry().schema_or_null();
+    if (schema == nullptr || !allows_numbers_as_tensors(*schema)) continue;
+    if (auto stack = try_bind(*schema, args, defaults, /*why=*/nullptr, true)) {
+      return {op, schema, std::move(*stack)};
+    }
+  }
   // None did: again, for the error, with every reason.
   std::vector<std::pair<OperatorHandle, const FunctionSchema*>> live;
   live.reserve(candidates.size());
@@ -503,7 +541,7 @@ BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::str
   std::vector<std::string> reasons;
   for (const auto& [op, schema] : live) {
     std::string why;
-    if (auto stack = try_bind(*schema, args, defaults, &why)) {
+    if (auto stack = try_bind(*schema, args, defaults, &why, allows_numbers_as_tensors(*schema))) {
       return {op, schema, std::move(*stack)};
     }
     reasons.push_back(std::move(why));

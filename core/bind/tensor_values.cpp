@@ -172,7 +172,9 @@ double load_real(const char* p) {
 }  // namespace
 
 Tensor wrapped_number(const Scalar& s) {
-  Tensor t = opd::scalar_tensor(s, s.type(), std::nullopt, Device(DeviceType::CPU), std::nullopt);
+  // Laid out by the binder itself, as a literal: the binder makes these while binding (a number
+  // for a Tensor argument, Note [Numbers as tensors] in binding.cpp), where no operator is called.
+  Tensor t = make_tensor_literal(IValue(s), s.type(), Device(DeviceType::CPU));
   t.unsafe_get_impl()->set_wrapped_number(true);
   return t;
 }

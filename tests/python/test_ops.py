@@ -107,6 +107,53 @@ def test_a_number_resolves_to_the_scalar_overload():
     assert [h.op for h in t.hops if h.depth == 0] == ["aten::add.Tensor"]
 
 
+@pytest.mark.parametrize("name, args, kwargs", [
+    ("add", (2.5,), {}), ("add", (2,), {"alpha": 3}), ("sub", (3,), {"alpha": 2}),
+    ("mul", (0.5,), {}), ("mul", (True,), {}),
+    ("div", (2,), {}), ("div", (2,), {"rounding_mode": "floor"}),
+    ("div", (-2.5,), {"rounding_mode": "trunc"}), ("true_divide", (2,), {}),
+    ("floor_divide", (2,), {}),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64"])
+def test_arithmetic_takes_a_number_for_a_tensor_as_a_wrapped_number(name, args, kwargs, dtype):
+    # torch's parser takes a number for a Tensor of these (should_allow_numbers_as_tensors):
+    # torch.add(x, 2, out=o) works, has no Scalar overload, and promotes the number as a scalar.
+    values = [[5, -7, 3], [0, 9, -4]]
+    x = torch.tensor(values, dtype=getattr(torch, dtype))
+    result_dtype = str(getattr(torch, name)(x, *args, **kwargs).dtype).split(".")[1]
+    results = []
+    for lib in (opd, torch):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        o = lib.empty((2, 3), dtype=getattr(lib, result_dtype))
+        r = getattr(lib, name)(x, *args, **kwargs, out=o)
+        assert r is o
+        results.append(r.tolist())
+    assert results[0] == results[1]
+
+
+def test_a_number_for_self_of_arithmetic_is_a_wrapped_number_and_others_refuse_it():
+    x = opd.tensor([1, 2], dtype=opd.int16)
+    z = opd.add(2, x)
+    assert (z.dtype, z.tolist()) == (opd.int16, [3, 4])
+    z = opd.mul(2.5, x)  # the float number makes it float32 (the default dtype), as torch
+    assert (z.dtype, z.tolist()) == (opd.float32, [2.5, 5.0])
+    assert opd.add(2, 3).dtype == opd.int64 and opd.add(2, 3).item() == 5
+    z = ops.aten.add.out(x, 2, out=opd.empty(2, dtype=opd.int16))
+    assert z.tolist() == [3, 4]
+    o = opd.empty(2, dtype=opd.int16)
+    with opd.trace() as t:
+        opd.add(x, 2, out=o)
+    assert [h.op for h in t.hops if h.depth == 0] == ["aten::add.out"]
+    with pytest.raises(TypeError, match=r"argument 'self' \(position 1\) must be Tensor, not "
+                                        r"int"):
+        opd.sin(2)
+    with pytest.raises(TypeError, match=r"must be Tensor, not int"):
+        opd.maximum(x, 2)
+    # A bool is a bool tensor there, which sub refuses as torch does.
+    with pytest.raises(RuntimeError, match=r"^Subtraction, the `-` operator, with a bool tensor"):
+        opd.sub(x, True, out=opd.empty(2, dtype=opd.int16))
+
+
 def test_no_matching_overload_lists_every_candidate():
     x = opd.ones(2)
     with pytest.raises(TypeError) as info:

@@ -97,7 +97,7 @@ TEST(EvalBinding, FactoryDefaultsFillDeviceAndDtypeOnlyWhenNotGiven) {
 
 TEST(EvalBinding, ConversionsFollowThePythonArgParser) {
   Tensor x = floats({1}, {1});
-  // int fits float and complex; bool fits neither int nor float; numbers never fit Tensor.
+  // int fits float and complex; bool fits neither int nor float; numbers fit no Tensor of relu.
   BoundCall scale = bind_call("test_eval::scale", args({2, 1}), {});
   EXPECT_EQ(scale.stack[0], IValue(2.0));
   EXPECT_EQ(scale.stack[1], IValue(std::complex<double>(1, 0)));
@@ -124,6 +124,40 @@ TEST(EvalBinding, ConversionsFollowThePythonArgParser) {
             "relu(): got multiple values for argument 'self'");
   EXPECT_EQ(error_text<TypeError>([&] { bind_call("test_eval::scale", args({}), {}); }),
             "test_eval::scale(): missing required argument 'factor' (position 1)");
+}
+
+// Note [Numbers as tensors]: torch.add(x, 2, out=o), torch.add(2, x) and
+// torch.div(x, 2, rounding_mode="floor", out=o) take the number as a wrapped number; a Scalar
+// overload still wins where there is one, and operators torch does not allow it for refuse it.
+TEST(EvalBinding, ArithmeticTakesNumbersAsWrappedNumberTensors) {
+  Tensor x = floats({1, 2}, {2});
+  EXPECT_EQ(chosen("add", args({x, 2})), "aten::add.Scalar");
+  BoundCall out = bind_call("add", args({x, 2}, {{"out", x}}), {});
+  EXPECT_EQ(out.op.operator_name().to_string(), "aten::add.out");
+  ASSERT_TRUE(out.stack[1].is_tensor());
+  const Tensor& two = out.stack[1].to_tensor();
+  EXPECT_TRUE(two.unsafe_get_impl()->is_wrapped_number());
+  EXPECT_EQ(two.dim(), 0);
+  EXPECT_EQ(two.dtype(), kLong);
+  EXPECT_EQ(*two.data_ptr<int64_t>(), 2);
+  BoundCall half = bind_call("mul", args({x, 0.5}, {{"out", x}}), {});
+  EXPECT_EQ(half.op.operator_name().to_string(), "aten::mul.out");
+  EXPECT_EQ(half.stack[1].to_tensor().dtype(), kDouble);
+  EXPECT_EQ(*half.stack[1].to_tensor().data_ptr<double>(), 0.5);
+  EXPECT_EQ(bind_call("sub", args({x, true}, {{"out", x}}), {}).stack[1].to_tensor().dtype(),
+            kBool);
+  BoundCall left = bind_call("add", args({2, x}), {});
+  EXPECT_EQ(left.op.operator_name().to_string(), "aten::add.Tensor");
+  EXPECT_TRUE(left.stack[0].to_tensor().unsafe_get_impl()->is_wrapped_number());
+  EXPECT_EQ(chosen("div", args({x, 2}, {{"rounding_mode", "floor"}, {"out", x}})),
+            "aten::div.out_mode");
+  EXPECT_EQ(chosen("floor_divide", args({x, 2}, {{"out", x}})), "aten::floor_divide.out");
+  EXPECT_EQ(chosen("true_divide", args({x, 2}, {{"out", x}})), "aten::true_divide.out");
+  EXPECT_EQ(chosen("aten::add.out", args({x, 2.5}, {{"out", x}})), "aten::add.out");
+  EXPECT_EQ(error_text<TypeError>([] { bind_call("relu", args({2}), {}); }),
+            "relu(): argument 'self' (position 1) must be Tensor, not int");
+  EXPECT_THAT(error_text<TypeError>([&] { bind_call("add", args({x, "a"}, {{"out", x}}), {}); }),
+              HasSubstr("argument 'other' (position 2) must be Tensor, not str"));
 }
 
 TEST(EvalBinding, NoMatchListsEveryCandidateSchema) {

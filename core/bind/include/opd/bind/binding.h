@@ -6,9 +6,11 @@
 //
 // Order of overloads: see Note [Overload order] in binding.cpp. Argument conversions, as
 // python_arg_parser.cpp: an int fits int, SymInt, float, complex and Scalar; a float fits float,
-// complex and Scalar; a bool fits bool and Scalar (never int); a number never fits Tensor; a
-// list of ints fits int[] and SymInt[]; int[N] also takes a bare int (repeated N times); a str
-// fits str, Device ("cpu", "meta", "cuda:1") and Dimname; None fits any optional type.
+// complex and Scalar; a bool fits bool and Scalar (never int); a number fits Tensor only where
+// torch allows it (allows_numbers_as_tensors: as a wrapped number, once every overload refused
+// it as a number); a list of ints fits int[] and SymInt[]; int[N] also takes a bare int
+// (repeated N times); a str fits str, Device ("cpu", "meta", "cuda:1") and Dimname; None fits
+// any optional type.
 
 #include <optional>
 #include <span>
@@ -69,11 +71,21 @@ BoundCall bind_to_overloads(std::span<const OperatorHandle> candidates, std::str
                             const CallArgs& args, const FactoryDefaults& defaults);
 
 // Binds `args` to `schema`; nullopt when they do not fit, with `*why` set unless `why` is null.
+// `numbers_as_tensors`: a number given for a Tensor (or Tensor?) argument becomes a wrapped
+// number, as torch's parser does for add, sub, mul, div... (Note [Numbers as tensors]).
 std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args,
-                              const FactoryDefaults& defaults, std::string* why);
+                              const FactoryDefaults& defaults, std::string* why,
+                              bool numbers_as_tensors = false);
 
-// `v` converted to what an argument of type `type` (fixed list size N) takes, or nullopt.
-std::optional<IValue> convert_argument(const IValue& v, const Type& type, std::optional<int64_t> N);
+// Whether torch's Python API takes a number for a Tensor argument of this operator: the aten
+// arithmetic operators (add, sub, mul, div, true_divide, floor_divide, their aliases and
+// in-place forms), to, _to_copy, copy_ and _conj.
+bool allows_numbers_as_tensors(const FunctionSchema& schema);
+
+// `v` converted to what an argument of type `type` (fixed list size N) takes, or nullopt; with
+// `numbers_as_tensors`, a number for a Tensor is a wrapped number (tensor_values.h).
+std::optional<IValue> convert_argument(const IValue& v, const Type& type, std::optional<int64_t> N,
+                                       bool numbers_as_tensors = false);
 
 // The value of a schema default for an argument of `type`: "int[2] stride=1" -> [1, 1],
 // "ScalarType dtype=float" -> Float32, "int reduction=Mean" -> 1.
