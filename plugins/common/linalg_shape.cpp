@@ -22,8 +22,11 @@ std::vector<int64_t> mm_sizes(const Tensor& self, const Tensor& mat2) {
   OPD_CHECK(self.size(1) == mat2.size(0),
             "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", self.size(0),
             self.size(1), mat2.size(0), mat2.size(1));
-  OPD_CHECK(self.scalar_type() == mat2.scalar_type(), "expected scalar type {} but found {}",
-            self.scalar_type(), mat2.scalar_type());
+  // PyTorch returns early, unchecked, when there is nothing to multiply: an empty result, or
+  // zeros of self's dtype when the inner dimension is empty (mat2 may be of another dtype).
+  const bool nothing_to_multiply = self.size(0) == 0 || self.size(1) == 0 || mat2.size(1) == 0;
+  OPD_CHECK(nothing_to_multiply || self.scalar_type() == mat2.scalar_type(),
+            "expected scalar type {} but found {}", self.scalar_type(), mat2.scalar_type());
   check_matmul_dtype("mm", self.scalar_type());
   return {self.size(0), mat2.size(1)};
 }

@@ -152,6 +152,21 @@ TEST_P(LinalgOps, MmErrors) {
       "expected scalar type Float but found Double");
 }
 
+// PyTorch 1.13 returns before its dtype check when there is nothing to multiply: zeros of
+// self's dtype for an empty inner dimension, an empty result, whatever mat2's dtype.
+TEST_P(LinalgOps, MmWithNothingToMultiplyTakesAnyDtypeOfMat2) {
+  Tensor zeros = opd::mm(in({}, {2, 0}), in({}, {0, 3}, kDouble));
+  EXPECT_EQ(zeros.scalar_type(), kFloat);
+  EXPECT_EQ(values(zeros), std::vector<double>(6, 0.0));
+  Tensor empty = opd::mm(in({}, {0, 2}), in({1, 2, 3, 4, 5, 6}, {2, 3}, kDouble));
+  EXPECT_EQ(empty.scalar_type(), kFloat);
+  EXPECT_EQ(sizes(empty), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(error_of_type<Error>([&] {
+              opd::mm(in({1, 2}, {2, 1}), in({1, 2, 3}, {1, 3}, kDouble));
+            }),
+            "expected scalar type Float but found Double");
+}
+
 TEST_P(LinalgOps, MmOfBoolIsARuntimeErrorNamingOpAndDtype) {
   std::string msg = error_of_type<Error>([&] {
     opd::mm(in({1, 0, 0, 1}, {2, 2}, kBool), in({1, 1, 0, 1}, {2, 2}, kBool));
