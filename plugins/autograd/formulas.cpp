@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace opd::autograd {
 namespace {
@@ -114,6 +115,30 @@ Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef 
   int64_t count = 1;
   for (int64_t d : reduced_dims(dims, static_cast<int64_t>(sizes.size()))) count *= sizes[d];
   return sum_backward(grad, sizes, dims, keepdim) / static_cast<double>(count);
+}
+
+// Note [var backward]
+// d var / d x_i = 2 (x_i - mean) / (n - correction), n the count of elements reduced into each
+// result. Where n == correction the factor is 2 / 0 = inf: over reduced dimensions it multiplies
+// x_i - mean, giving nan where that is 0 as PyTorch's formula does; but for a 0-dim self or a
+// reduction over everything (dim None) PyTorch's var_backward returns inf * grad outright (an inf
+// gradient for a 0-dim x with var(x, 0), where inf * 0 would make nan). std's is var's with
+// grad / (2 std), 0 where std is 0.
+Tensor var_backward(const Tensor& grad, const Tensor& self, OptionalIntArrayRef dims,
+                    std::optional<int64_t> correction, bool keepdim) {
+  const int64_t c = correction.value_or(1);
+  int64_t n = 1;
+  for (int64_t d : reduced_dims(dims, self.dim())) n *= self.sizes()[d];
+  Tensor g = sum_backward(grad, self.sizes(), dims, keepdim);
+  if ((self.dim() == 0 || !dims) && n == c) return g * std::numeric_limits<double>::infinity();
+  return g * (self - mean(self, dims, /*keepdim=*/true)) *
+         (2.0 / static_cast<double>(n - c));
+}
+
+Tensor std_backward(const Tensor& result, const Tensor& grad, const Tensor& self,
+                    OptionalIntArrayRef dims, std::optional<int64_t> correction, bool keepdim) {
+  Tensor grad_var = where(eq(result, 0), zeros_like(grad), grad / (result * 2.0));
+  return var_backward(grad_var, self, dims, correction, keepdim);
 }
 
 Tensor amax_amin_backward(const Tensor& grad, const Tensor& self, const Tensor& result,

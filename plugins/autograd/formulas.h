@@ -30,6 +30,11 @@ Tensor clamp_backward(const Tensor& grad, const Tensor& self, const std::optiona
 Tensor to_copy_backward(const Tensor& grad, ScalarType self_type, Device self_device);
 Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dims, bool keepdim);
 Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dims, bool keepdim);
+// var.correction / std.correction (Note [var backward] in formulas.cpp); `result` is std's.
+Tensor var_backward(const Tensor& grad, const Tensor& self, OptionalIntArrayRef dims,
+                    std::optional<int64_t> correction, bool keepdim);
+Tensor std_backward(const Tensor& result, const Tensor& grad, const Tensor& self,
+                    OptionalIntArrayRef dims, std::optional<int64_t> correction, bool keepdim);
 // amax/amin: the gradient split evenly between the elements equal to the extremum.
 Tensor amax_amin_backward(const Tensor& grad, const Tensor& self, const Tensor& result,
                           IntArrayRef dims, bool keepdim);

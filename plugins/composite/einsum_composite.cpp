@@ -1,6 +1,6 @@
 // einsum as PyTorch's CompositeImplicitAutograd: the equation's operands are aligned to one
 // dimension order (output labels, then contracted ones), a repeated label taking a diagonal
-// (an as_strided view), and then contracted pairwise, left to right (or in `path`'s order),
+// (diagonal, then movedim), and then contracted pairwise, left to right (or in `path`'s order),
 // each pair through one bmm (sum_product_pair); a contracted label that no other remaining
 // operand has is summed away before the product.
 
@@ -35,15 +35,13 @@ int64_t product(const std::vector<int64_t>& sizes) {
   return std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<>());
 }
 
-// The diagonal over dimensions `keep` and `drop` (equal sizes) as a view of `op`, in place of
-// dimension `keep`: PyTorch's op.diagonal(0, keep, drop).movedim(-1, keep).
+// The diagonal over dimensions `keep` and `drop` (equal sizes, keep < drop) as a view of `op`,
+// in place of dimension `keep`: PyTorch's op.diagonal(0, keep, drop).movedim(-1, keep). Through
+// diagonal and movedim, not an as_strided of op's strides: as_strided's backward treats op's
+// storage as the input, so an expanded operand (stride 0) would share each gradient between the
+// elements that alias one memory slot, where diagonal's backward gives each its own.
 Tensor diagonal_into(const Tensor& op, int64_t keep, int64_t drop) {
-  std::vector<int64_t> sizes(op.sizes().begin(), op.sizes().end());
-  std::vector<int64_t> strides(op.strides().begin(), op.strides().end());
-  strides[keep] += strides[drop];
-  sizes.erase(sizes.begin() + drop);
-  strides.erase(strides.begin() + drop);
-  return op.as_strided(sizes, strides, op.storage_offset());
+  return movedim(diagonal(op, 0, keep, drop), -1, keep);
 }
 
 // sum over `sum_dims` of left * right (both of the same rank, broadcasting), keeping every
