@@ -792,6 +792,7 @@ std::map<std::string, CaseFn> build() {
   add_views(m);
   add_nn(m);
   add_autograd(m);
+  add_index_cases(m);
   return m;
 }
 

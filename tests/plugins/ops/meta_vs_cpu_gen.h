@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "opd/function_schema.h"
 #include "opd/ivalue.h"
 #include "opd/ops.h"
 
@@ -115,5 +116,11 @@ class Gen {
 // The case generators, by operator name as the YAML writes it ("add.Tensor", "sum").
 using CaseFn = std::function<Case(Gen&)>;
 const std::map<std::string, CaseFn>& case_generators();
+// The hand-written generators of the indexing, scatter/gather and shape families
+// (meta_vs_cpu_cases_index.cpp), added to the map by case_generators().
+void add_index_cases(std::map<std::string, CaseFn>& m);
+// The schema-driven generator of an operator without a hand-written one (Note [Default case
+// generator] in meta_vs_cpu_default.cpp); empty when an argument's type cannot be drawn.
+CaseFn default_generator(const FunctionSchema& schema);
 
 }  // namespace opd::test::meta_vs_cpu

@@ -3,8 +3,9 @@
 // Float32, Float64; contiguous, transposed, sliced and expanded inputs), a call on CPU and the
 // same call on Meta give results of the same sizes, strides, storage offsets and dtypes, or
 // raise errors of the same type with the same message. Calls go through the boxed interface,
-// from the schemas; the cases come from meta_vs_cpu_cases.cpp, one generator per operator, and
-// an operator of the YAML without one fails the test.
+// from the schemas; the cases come from meta_vs_cpu_cases*.cpp, one generator per operator where
+// valid arguments need structure, else from the schema (meta_vs_cpu_default.cpp); an operator of
+// the YAML whose schema the default cannot draw, and that has no generator, fails the test.
 
 #include <cxxabi.h>
 #include <fmt/format.h>
@@ -32,20 +33,24 @@ constexpr size_t kFailuresShown = 3;
 // An operator as the YAML declares it.
 struct YamlOperator {
   std::string name;     // "add.Tensor"
+  std::string func;     // its schema, "add.Tensor(Tensor self, ...) -> Tensor"
   bool has_dispatch;    // served by the kernel plugins (else by a plugin that registers itself)
-  bool data_dependent;  // tags: data_dependent_output (a value only CPU can produce)
+  // tags: data_dependent_output or dynamic_output_shape (a value or a size only CPU can produce)
+  bool data_dependent;
 };
 
 std::vector<YamlOperator> yaml_operators() {
   std::vector<YamlOperator> ops;
   for (const YAML::Node& entry : YAML::LoadFile(OPD_NATIVE_FUNCTIONS_YAML)) {
     std::string func = entry["func"].as<std::string>();
-    YamlOperator op{func.substr(0, func.find('(')), static_cast<bool>(entry["dispatch"]), false};
+    YamlOperator op{func.substr(0, func.find('(')), func, static_cast<bool>(entry["dispatch"]),
+                    false};
     if (const YAML::Node tags = entry["tags"]) {
       std::vector<std::string> names = tags.IsSequence() ? tags.as<std::vector<std::string>>()
                                                          : std::vector{tags.as<std::string>()};
       op.data_dependent =
-          std::find(names.begin(), names.end(), "data_dependent_output") != names.end();
+          std::find(names.begin(), names.end(), "data_dependent_output") != names.end() ||
+          std::find(names.begin(), names.end(), "dynamic_output_shape") != names.end();
     }
     ops.push_back(op);
   }
@@ -85,6 +90,10 @@ IValue default_ivalue(const Argument& a) {
       if (id == "contiguous_format") return IValue(MemoryFormat::Contiguous);
       if (id == "preserve_format") return IValue(MemoryFormat::Preserve);
       if (id == "strided") return IValue(Layout::Strided);
+      if (id == "long") return IValue(kLong);
+      if (id == "float") return IValue(kFloat);
+      if (id == "double") return IValue(kDouble);
+      if (id == "int") return IValue(kInt);
       OPD_CHECK(false, "meta_vs_cpu: no IValue for the default {} of {}", id, a.name());
       return IValue();
     }
@@ -139,12 +148,16 @@ struct Outcome {
 };
 
 // The missing-kernel error names the backend it looked for; the rest of it (the operator, its
-// backends, its table) is the same for CPU and Meta.
+// backends, its table) is the same for CPU and Meta. A tensor printed in a message is named by
+// its type, which names its device ("torch.meta.IntTensor" for "torch.IntTensor").
 std::string without_backend(std::string msg) {
   for (const char* backend : {"'CPU' backend", "'Meta' backend"}) {
     if (size_t at = msg.find(backend); at != std::string::npos)
       msg.replace(at, std::strlen(backend), "'<backend>' backend");
   }
+  for (size_t at = msg.find("torch.meta."); at != std::string::npos;
+       at = msg.find("torch.meta.", at))
+    msg.erase(at + 6, 5);
   return msg;
 }
 
@@ -253,9 +266,11 @@ TEST(MetaVsCpu, EveryYamlOperatorHasACaseGenerator) {
       EXPECT_FALSE(case_generators().count(op.name)) << op.name << " is in kNotCompared";
       continue;
     }
-    EXPECT_TRUE(case_generators().count(op.name))
+    EXPECT_TRUE(case_generators().count(op.name) ||
+                default_generator(parse_schema("aten::" + op.func)))
         << "no case generator for aten::" << op.name
-        << ": add one to tests/plugins/ops/meta_vs_cpu_cases.cpp";
+        << " and the default cannot draw its arguments: add one to "
+           "tests/plugins/ops/meta_vs_cpu_cases*.cpp";
   }
   for (const auto& [name, fn] : case_generators()) {
     EXPECT_TRUE(in_yaml.count(name))
@@ -268,28 +283,34 @@ TEST(MetaVsCpu, EveryOperatorAgreesOnMetadataAndErrors) {
   const bool autograd = autograd_available();
   // OPD_META_VS_CPU_VERBOSE=1 prints, per operator, how many cases ran and which errors came up.
   const bool verbose = std::getenv("OPD_META_VS_CPU_VERBOSE") != nullptr;
+  const bool trace = std::getenv("OPD_META_VS_CPU_TRACE") != nullptr;
   int64_t cases = 0, both_returned = 0, both_raised = 0, data_dependent = 0, operators = 0;
   std::vector<std::string> unserved;
   for (const YamlOperator& yop : yaml_operators()) {
-    auto gen_it = case_generators().find(yop.name);
-    if (gen_it == case_generators().end())
-      continue;  // reported by EveryYamlOperatorHasACaseGenerator
+    if (kNotCompared.count(yop.name)) continue;
     std::optional<OperatorHandle> op = Dispatcher::singleton().find_schema(aten_name(yop.name));
     if (!op) {
       ADD_FAILURE() << "aten::" << yop.name << " has no schema in the dispatcher";
       continue;
     }
+    auto gen_it = case_generators().find(yop.name);
+    const CaseFn generate =
+        gen_it != case_generators().end() ? gen_it->second : default_generator(op->schema());
+    if (!generate) continue;  // reported by EveryYamlOperatorHasACaseGenerator
     ++operators;
     Gen g(seed_for(yop.name), autograd);
     int64_t failures = 0, cpu_returned = 0, missing_kernel = 0;
     std::vector<std::string> shown;
     std::set<std::string> shared_errors;
     for (int i = 0; i < kCasesPerOperator; ++i) {
-      Case c = gen_it->second(g);
+      Case c = generate(g);
       std::string text;
       Outcome cpu, meta;
       try {
-        cpu = run(*op, make_stack(op->schema(), c, Device(kCPU), &text));
+        Stack cpu_stack = make_stack(op->schema(), c, Device(kCPU), &text);
+        // OPD_META_VS_CPU_TRACE=1 prints each case before it runs (to find one that crashes).
+        if (trace) std::cerr << yop.name << " (" << text << ")" << std::endl;
+        cpu = run(*op, std::move(cpu_stack));
         meta = run(*op, make_stack(op->schema(), c, Device(kMeta), nullptr));
       } catch (const GeneratorBug& bug) {
         ADD_FAILURE() << "case generator for " << yop.name << ": " << bug.what;
