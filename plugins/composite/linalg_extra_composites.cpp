@@ -29,7 +29,14 @@ Tensor scaled_sum(const Tensor& self, const Tensor& product, const Scalar& beta,
                   const Scalar& alpha) {
   const Tensor expanded = self.expand(product.sizes());
   const Tensor scaled = is_one(alpha) ? product : opd::mul(product, alpha);
-  if (is_zero(beta)) return scaled;
+  if (is_zero(beta)) {
+    if (!self.requires_grad()) return scaled;
+    // self still gets a gradient, zeros (PyTorch's derivative: grad * beta), not None: a
+    // where() that never takes self keeps it in the graph without reading its values.
+    const Tensor never =
+        opd::zeros(IntArrayRef{}, TensorOptions().dtype(kBool).device(self.device()));
+    return opd::where(never, expanded, scaled);
+  }
   return opd::add(is_one(beta) ? expanded : opd::mul(expanded, beta), scaled);
 }
 

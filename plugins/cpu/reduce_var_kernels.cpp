@@ -3,7 +3,8 @@
 //
 // Note [Variance in two passes]
 // Each contiguous run of elements (up to kChunk of them, so that it stays in cache) is summed
-// once for its mean and once more for the squares of the deviations from it, in double; runs,
+// once for its mean and once more for the squares of the deviations from it, in double, with
+// the corrected two-pass formula (Chan, Golub and LeVeque: M2 = sum(d^2) - sum(d)^2 / n); runs,
 // and the pieces of a reduction split over threads, combine with Chan's formula for merging two
 // (count, mean, M2) triples. Elements met one at a time (a reduction over an outer dim) update
 // the triple as Welford's algorithm does. The variance is M2 / max(0, n - correction), as
@@ -69,18 +70,24 @@ struct MomentsReducer {
         for (int j = 0; j < 4; ++j) s[j] += value(q[(k + j) * stride]);
       for (; k < m; ++k) s[0] += value(q[k * stride]);
       const double mu = ((s[0] + s[1]) + (s[2] + s[3])) / static_cast<double>(m);
-      double d2[4] = {0, 0, 0, 0};
+      double d1[4] = {0, 0, 0, 0}, d2[4] = {0, 0, 0, 0};
       for (k = 0; k + 4 <= m; k += 4) {
         for (int j = 0; j < 4; ++j) {
           const double d = value(q[(k + j) * stride]) - mu;
+          d1[j] += d;
           d2[j] += d * d;
         }
       }
       for (; k < m; ++k) {
         const double d = value(q[k * stride]) - mu;
+        d1[0] += d;
         d2[0] += d * d;
       }
-      combine(a, {static_cast<double>(m), mu, (d2[0] + d2[1]) + (d2[2] + d2[3])});
+      // The corrected two-pass formula: mu's rounding error, sum(d) / m, taken back out of both,
+      // so that equal values have a variance of exactly 0 (as Welford's gives, and torch).
+      const double sd = (d1[0] + d1[1]) + (d1[2] + d1[3]);
+      const double m2 = (d2[0] + d2[1]) + (d2[2] + d2[3]) - sd * sd / static_cast<double>(m);
+      combine(a, {static_cast<double>(m), mu + sd / static_cast<double>(m), std::max(0.0, m2)});
     }
   }
   void write(int64_t o, const acc_t& a) const {

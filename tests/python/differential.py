@@ -263,6 +263,11 @@ def check_meta(T, op, sample):
 
 def check_grad(T, op, dtype, sample, rng):
     """Backward of sum(output * g) for one random g, in both libraries, input by input."""
+    if op.name == "pdist" and sample.input.dim() == 2 and sample.input.shape[0] == 0:
+        # torch 1.13's CPU _pdist_backward divides its grain size by the row count: the backward
+        # of pdist over zero rows kills the process with SIGSEGV (pytorch/pytorch#197099, open;
+        # the forward is fine). Nothing to compare with, so not drawn for the gradient.
+        return
     every = [t for t in tensors_of((sample.input, sample.args, sample.kwargs))
              if dtype_name(t.dtype) == dtype]
     if any(t.requires_grad for t in every):  # the sample says which arguments differentiate

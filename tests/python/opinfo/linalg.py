@@ -12,6 +12,15 @@ TRACE_DTYPES = ("float32", "float64") + D.integral
 # order, and the composites round between mul and sum, so a sum that cancels differs by more
 # than one bf16 ulp of the result: the tolerance is that of the summands' magnitude.
 LOW_TOL = {"bfloat16": (0.5, 5e-2), "float16": (2e-2, 1e-2)}
+# linear in bfloat16: ours equals the float64 result rounded to bfloat16, torch 1.13's bf16 gemm
+# (contiguous operands) rounds its partial sums to bfloat16 (14.0625 for 14.125): over 40000
+# random samples of sample_linear torch is up to 2.0 off, always within 1 + 5% of the value.
+LINEAR_TOL = {**LOW_TOL, "bfloat16": (1.0, 5e-2)}
+# The samples scaled by alpha=3, beta=2 (addmm, addmv, addr, baddbmm): both sides round the
+# product to bfloat16 before scaling it (torch inside its kernel, ours between the composite's
+# operators), so alpha times a rounding of a sum of up to 4 * 81 (half an ulp: 1) separates them;
+# measured on 1500 samples each: up to 2 + 5%, never past it.
+SCALED_TOL = {**LOW_TOL, "bfloat16": (4.0, 5e-2)}
 
 
 def _m(make, shape, rg, **kw):
@@ -163,8 +172,15 @@ def errors_trace(op, make):
 
 
 def sample_einsum(op, make, dtype, rg):
+    # 16-bit: values in [-1, 1]. A chain of three operands rounds its partial products to bf16
+    # on both sides, at different points (torch inside its gemm, ours between bmms): with
+    # make's [-9, 9] the partial products reach 1000, whose ulp is 8, and the results
+    # ('ijk,kl,lm->im': ours 68.5, torch 62, float64 64.47) differ past any tolerance that still
+    # checks something.
+    small = {"low": -1, "high": 1} if dtype in ("bfloat16", "float16") else {}
+
     def t(*shape, **kw):
-        return _m(make, shape, rg, **kw)
+        return _m(make, shape, rg, **small, **kw)
     yield SampleInput("ij,jk->ik", args=(t(2, 3), t(3, 4)), name="mm")
     yield SampleInput("ij,jk", args=(t(2, 3), t(3, 4, noncontiguous=True)), name="implicit")
     yield SampleInput("ii", args=(t(3, 3),), name="trace")
@@ -230,13 +246,13 @@ OP_DB = [
     OpInfo("mm", dtypes=MM_DTYPES, sample_inputs=sample_mm, supports_out=False, tol=LOW_TOL),
     OpInfo("bmm", dtypes=MM_DTYPES, sample_inputs=sample_bmm, supports_out=False, tol=LOW_TOL),
     OpInfo("addmm", dtypes=MM_DTYPES, sample_inputs=sample_addmm, supports_out=False,
-           tol=LOW_TOL),
+           tol=SCALED_TOL),
     OpInfo("matmul", dtypes=MM_DTYPES, sample_inputs=sample_matmul, supports_out=False,
            tol=LOW_TOL),
     OpInfo("linear", op=lambda lib, *a, **k: (lib.nn.functional.linear if lib.__name__ == "torch"
                                                else lib.linear)(*a, **k),
            method=False, dtypes=("float32", "float64", "bfloat16"), sample_inputs=sample_linear,
-           supports_out=False),
+           supports_out=False, tol=LINEAR_TOL),
     OpInfo("dot", dtypes=DOT_DTYPES, sample_inputs=sample_dot, error_inputs=errors_dot,
            supports_out=False, tol=LOW_TOL),
     OpInfo("vdot", dtypes=DOT_DTYPES, sample_inputs=sample_dot, supports_out=False, tol=LOW_TOL),
@@ -247,11 +263,11 @@ OP_DB = [
     OpInfo("ger", dtypes=D.all_and_bool, sample_inputs=sample_outer, supports_out=False,
            tol=LOW_TOL),
     OpInfo("addmv", dtypes=MM_DTYPES, sample_inputs=sample_addmv, error_inputs=errors_addmv,
-           supports_out=False, tol=LOW_TOL),
+           supports_out=False, tol=SCALED_TOL),
     OpInfo("addr", dtypes=D.all, sample_inputs=sample_addr, error_inputs=errors_addr,
-           supports_out=False, tol=LOW_TOL),
+           supports_out=False, tol=SCALED_TOL),
     OpInfo("baddbmm", dtypes=MM_DTYPES, sample_inputs=sample_baddbmm,
-           error_inputs=errors_baddbmm, supports_out=False, tol=LOW_TOL),
+           error_inputs=errors_baddbmm, supports_out=False, tol=SCALED_TOL),
     OpInfo("tensordot", op=_tensordot, method=False, dtypes=MM_DTYPES,
            sample_inputs=sample_tensordot, error_inputs=errors_tensordot, supports_out=False,
            tol=LOW_TOL),

@@ -162,8 +162,13 @@ OP_DB = [
            compare_strides=True, error_inputs=_not_for("ceil_vml_cpu", "bool", "Bool")),
     OpInfo("round", inplace="round_", dtypes=ROUNDING, sample_inputs=_unary(special=True),
            compare_strides=True, error_inputs=_not_for("round_vml_cpu", "float16", "Half")),
+    # bfloat16: torch 1.13 computes x * 10**decimals, round, / 10**decimals in bfloat16, each
+    # step rounded to bfloat16 (-4.34375 with decimals=1: -43.4375 becomes -43.5, rounds to -44,
+    # gives -4.40625); ours rounds in float and equals the float64 result rounded to bfloat16
+    # (-4.3125). Over 200000 values in [-100, 100] with decimals 1, 2, 3 and -1, torch's differ
+    # from the float64 result by at most 0.5, within 0.1 + 2**-6 * |value|.
     OpInfo("round.decimals", inplace="round_", dtypes=FLOATING,
-           sample_inputs=sample_round_decimals),
+           sample_inputs=sample_round_decimals, tol={"bfloat16": (0.1, 2 ** -6)}),
     OpInfo("trunc", inplace="trunc_", dtypes=ROUNDING, sample_inputs=_unary(special=True),
            compare_strides=True, error_inputs=_not_for("trunc_vml_cpu", "float16", "Half")),
     OpInfo("frac", inplace="frac_", dtypes=FLOATING_HALF, sample_inputs=_unary(special=True),
