@@ -129,15 +129,20 @@ bool is_non_overlapping_and_dense(const Tensor& t) {
   return true;
 }
 
-void check_no_internal_overlap(const Tensor& out) {
-  if (is_non_overlapping_and_dense(out)) return;
-  IntArrayRef sizes = out.sizes(), strides = out.strides();
+bool has_internal_overlap(const Tensor& t) {
+  if (is_non_overlapping_and_dense(t)) return false;
+  IntArrayRef sizes = t.sizes(), strides = t.strides();
   for (size_t d = 0; d < sizes.size(); ++d) {
-    OPD_CHECK(strides[d] != 0 || sizes[d] <= 1,
-              "unsupported operation: more than one element of the written-to tensor refers to a "
-              "single memory location. Please clone() the tensor before performing the "
-              "operation.");
+    if (strides[d] == 0 && sizes[d] > 1) return true;
   }
+  return false;
+}
+
+void check_no_internal_overlap(const Tensor& out) {
+  OPD_CHECK(!has_internal_overlap(out),
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the "
+            "operation.");
 }
 
 void check_no_partial_overlap(const Tensor& out, const Tensor& input) {

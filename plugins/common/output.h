@@ -57,6 +57,9 @@ Tensor structured_output(std::string_view op, const Tensor& out, IntArrayRef siz
 // Layouts too hard to decide cheaply are let through, as in PyTorch.
 void check_no_internal_overlap(const Tensor& out);
 
+// Whether check_no_internal_overlap refuses `t` (PyTorch's has_internal_overlap == YES).
+bool has_internal_overlap(const Tensor& t);
+
 // PyTorch's assert_no_partial_overlap: refuses an `input` whose memory partly overlaps that of
 // the tensor written, `out` (the same memory with the same strides is fine: an in-place
 // operator), with opd::Error "unsupported operation: some elements of the input tensor and the

@@ -158,8 +158,13 @@ namespace {
 using common::scatter_gather_dtype_check;
 using common::scatter_shape_check;
 
+// A given output (self for the in-place forms) must not overlap itself, as PyTorch's meta
+// functions of scatter* and index_add check it: Meta raises what CPU raises.
 Tensor like_self(std::string_view op, const Tensor& out, const Tensor& self) {
-  return common::structured_output(op, out, self.sizes(), self.scalar_type(), self.device());
+  Tensor result =
+      common::structured_output(op, out, self.sizes(), self.scalar_type(), self.device());
+  if (out.defined()) common::check_no_internal_overlap(out);
+  return result;
 }
 
 Tensor scatter_meta(std::string_view op, const Tensor& out, const Tensor& self, int64_t dim,

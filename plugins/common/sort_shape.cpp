@@ -49,7 +49,11 @@ Tensor scan_meta(std::string_view op, const Tensor& out, const Tensor& self, int
                  std::optional<ScalarType> dtype) {
   maybe_wrap_dim(dim, self.dim());
   const ScalarType t = common::scan_dtype(self, out, dtype);
-  return common::structured_output(op, out, self.sizes(), t, self.device());
+  Tensor result = common::structured_output(op, out, self.sizes(), t, self.device());
+  // A given output (self for cumsum_/cumprod_) must not overlap itself: CPU's scan refuses it
+  // as PyTorch 1.13's CPU does, and Meta checks the same (PyTorch's Meta lets it through).
+  if (out.defined()) common::check_no_internal_overlap(out);
+  return result;
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "opd/half.h"
 #include "opd/native/CPU.h"
 #include "opd/ops.h"
+#include "opd/warning.h"
 
 namespace opd::native {
 
@@ -195,7 +196,12 @@ Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indic
                    const Tensor& values, bool accumulate) {
   const common::IndexPlan plan = common::plan_index(self, indices);
   common::check_index_put_values(self, plan, values);
-  common::check_no_internal_overlap(self);
+  if (common::has_internal_overlap(self)) {
+    // PyTorch 1.13 warns and writes (its Meta lets it through too).
+    warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+         "performing this operation. This also applies to advanced indexing e.g. "
+         "tensor[indices] = tensor");
+  }
   const Tensor v = values.expand(plan.result_shape);
   const auto s = single_index(self, plan);
   // A value of one element (x[mask] = 0) is read in place, as is a contiguous one of the

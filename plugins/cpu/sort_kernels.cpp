@@ -212,6 +212,13 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
   Tensor values = cpu::empty_cpu(sizes, self.scalar_type());
   Tensor indices = cpu::empty_cpu(sizes, kLong);
   if (values.numel() == 0) return {values, indices};
+  if (self.dim() == 0) {
+    // A 0-d self has its one element whatever k (0 or 1), as PyTorch 1.13's CPU topk returns;
+    // the line loops below would index an empty selection for k == 0.
+    std::memcpy(values.data_ptr(), self.data_ptr(), self.element_size());
+    *indices.data_ptr<int64_t>() = 0;
+    return {values, indices};
+  }
   const Tensor src = contiguous_input(self);
   const Lines l = lines_of(self, dim);
   common::visit_dtype<false>(self.scalar_type(), "topk_cpu", [&](auto t) {
