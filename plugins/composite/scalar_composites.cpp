@@ -50,6 +50,10 @@ Tensor& mul__Scalar(Tensor& self, const Scalar& other) {
   return self;
 }
 
+Tensor pow_Scalar(const Scalar& self, const Tensor& exponent) {
+  return opd::pow(wrapped_scalar_tensor(self), exponent);
+}
+
 Tensor div_Scalar(const Tensor& self, const Scalar& other) {
   return opd::div(self, wrapped_scalar_tensor(other));
 }
@@ -90,7 +94,7 @@ Tensor ge_Scalar(const Tensor& self, const Scalar& other) {
     return opd::op(self, wrapped_scalar_tensor(other));                           \
   }                                                                               \
   Tensor& op##__Scalar(Tensor& self, const Scalar& other) {                       \
-    opd::op##_(self, wrapped_scalar_tensor(other));                               \
+    self.op##_(wrapped_scalar_tensor(other));                                     \
     return self;                                                                  \
   }                                                                               \
   Tensor& op##_Scalar_out(const Tensor& self, const Scalar& other, Tensor& out) { \
@@ -119,20 +123,20 @@ Tensor bitwise_xor_Scalar_Tensor(const Scalar& self, const Tensor& other) {
 }
 
 // The shifts' number overloads (PyTorch names them Tensor_Scalar and Scalar_Tensor).
-#define OPD_SHIFT_OVERLOADS(op)                                                            \
-  Tensor op##_Tensor_Scalar(const Tensor& self, const Scalar& other) {                     \
-    return opd::op(self, wrapped_scalar_tensor(other));                                    \
-  }                                                                                        \
-  Tensor& op##__Tensor_Scalar(Tensor& self, const Scalar& other) {                         \
-    opd::op##_(self, wrapped_scalar_tensor(other));                                        \
-    return self;                                                                           \
-  }                                                                                        \
-  Tensor& op##_Tensor_Scalar_out(const Tensor& self, const Scalar& other, Tensor& out) {   \
-    opd::op##_out(out, self, wrapped_scalar_tensor(other));                                \
-    return out;                                                                            \
-  }                                                                                        \
-  Tensor op##_Scalar_Tensor(const Scalar& self, const Tensor& other) {                     \
-    return opd::op(wrapped_scalar_tensor(self), other);                                    \
+#define OPD_SHIFT_OVERLOADS(op)                                                          \
+  Tensor op##_Tensor_Scalar(const Tensor& self, const Scalar& other) {                   \
+    return opd::op(self, wrapped_scalar_tensor(other));                                  \
+  }                                                                                      \
+  Tensor& op##__Tensor_Scalar(Tensor& self, const Scalar& other) {                       \
+    self.op##_(wrapped_scalar_tensor(other));                                            \
+    return self;                                                                         \
+  }                                                                                      \
+  Tensor& op##_Tensor_Scalar_out(const Tensor& self, const Scalar& other, Tensor& out) { \
+    opd::op##_out(out, self, wrapped_scalar_tensor(other));                              \
+    return out;                                                                          \
+  }                                                                                      \
+  Tensor op##_Scalar_Tensor(const Scalar& self, const Tensor& other) {                   \
+    return opd::op(wrapped_scalar_tensor(self), other);                                  \
   }
 OPD_SHIFT_OVERLOADS(bitwise_left_shift)
 OPD_SHIFT_OVERLOADS(bitwise_right_shift)
@@ -144,7 +148,7 @@ Tensor div_Scalar_mode(const Tensor& self, const Scalar& other,
 }
 Tensor& div__Scalar_mode(Tensor& self, const Scalar& other,
                          std::optional<std::string_view> rounding_mode) {
-  opd::div_(self, wrapped_scalar_tensor(other), rounding_mode);
+  self.div_(wrapped_scalar_tensor(other), rounding_mode);
   return self;
 }
 
@@ -152,7 +156,7 @@ Tensor floor_divide_Scalar(const Tensor& self, const Scalar& other) {
   return opd::floor_divide(self, wrapped_scalar_tensor(other));
 }
 Tensor& floor_divide__Scalar(Tensor& self, const Scalar& other) {
-  opd::floor_divide_(self, wrapped_scalar_tensor(other));
+  self.floor_divide_(wrapped_scalar_tensor(other));
   return self;
 }
 
@@ -179,7 +183,7 @@ Tensor& true_divide__Scalar(Tensor& self, const Scalar& other) {
     return out;                                                                   \
   }                                                                               \
   Tensor& op##__Scalar(Tensor& self, const Scalar& other) {                       \
-    opd::op##_(self, wrapped_scalar_tensor(other));                               \
+    self.op##_(wrapped_scalar_tensor(other));                                     \
     return self;                                                                  \
   }
 OPD_COMPARISON_SCALAR_OVERLOADS(eq)

@@ -38,20 +38,20 @@ Tensor broadcast_copy(const Tensor& self, const Tensor& mask) {
 
 Tensor masked_fill_Scalar(const Tensor& self, const Tensor& mask, const Scalar& value) {
   Tensor result = broadcast_copy(self, mask);
-  opd::masked_fill_(result, mask, value);
+  result.masked_fill_(mask, value);
   return result;
 }
 
 Tensor masked_fill_Tensor(const Tensor& self, const Tensor& mask, const Tensor& value) {
   Tensor result = broadcast_copy(self, mask);
-  opd::masked_fill_(result, mask, value);
+  result.masked_fill_(mask, value);
   return result;
 }
 
 Tensor index_fill_int_Scalar(const Tensor& self, int64_t dim, const Tensor& index,
                              const Scalar& value) {
   Tensor result = opd::clone(self, MemoryFormat::Contiguous);
-  opd::index_fill_(result, dim, index, value);
+  result.index_fill_(dim, index, value);
   return result;
 }
 

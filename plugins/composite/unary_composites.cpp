@@ -1,12 +1,11 @@
 // The unary operators PyTorch writes over others: isnan (x != x), isinf (|x| is +inf), isfinite
 // (x == x and |x| is not +inf; integers and bools are always finite), square (x ** 2; its
-// in-place and out= forms write that result), relu and relu_ (clamp_min with 0, as PyTorch's CPU
-// kernel; the CUDA plugin keeps a kernel of its own).
+// in-place and out= forms write that result).
 
 #include "common/output.h"
+#include "opd/error.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
-#include "opd/error.h"
 #include "opd/ops.h"
 
 namespace opd::native {
@@ -43,17 +42,6 @@ Tensor& square_out(const Tensor& self, Tensor& out) {
   common::resize_output("square", out, result.sizes());
   out.copy_(result);
   return out;
-}
-
-Tensor relu(const Tensor& self) {
-  OPD_CHECK(self.scalar_type() != kBool, "Boolean inputs not supported for relu");
-  return opd::clamp_min(self, 0);
-}
-
-Tensor& relu_(Tensor& self) {
-  OPD_CHECK(self.scalar_type() != kBool, "Boolean inputs not supported for relu");
-  opd::clamp_min_(self, 0);
-  return self;
 }
 
 }  // namespace opd::native

@@ -4,7 +4,9 @@
 // (Note [Structured kernels]).
 
 #include "common/elementwise.h"
+#include "opd/error.h"
 #include "opd/native/Meta.h"
+#include "opd/ops.h"
 
 namespace opd::native {
 namespace {
@@ -53,8 +55,16 @@ Tensor tanh(const Tensor& self) {
 Tensor sigmoid(const Tensor& self) {
   return common::unary_float_meta("sigmoid", Tensor(), self).output();
 }
-Tensor relu(const Tensor& self) { return common::relu_meta(Tensor(), self).output(); }
-Tensor& relu_(Tensor& self) { return in_place(common::relu_meta(self, self), self); }
+// As the CPU kernel: clamp_min with 0, whose Meta kernel is generated
+// (plugins/cpu/unary_kernels.cpp).
+Tensor relu(const Tensor& self) {
+  OPD_CHECK(self.scalar_type() != kBool, "Boolean inputs not supported for relu");
+  return opd::clamp_min(self, 0);
+}
+Tensor& relu_(Tensor& self) {
+  OPD_CHECK(self.scalar_type() != kBool, "Boolean inputs not supported for relu");
+  return opd::clamp_min_(self, 0);
+}
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   return common::gelu_meta(Tensor(), self, approximate).output();
 }

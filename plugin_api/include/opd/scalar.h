@@ -25,7 +25,8 @@ template <class T>
 inline constexpr bool kIsComplex = false;
 template <class T>
 inline constexpr bool kIsComplex<std::complex<T>> = true;
-// Throws ValueError "value cannot be converted to type <type_name> without overflow".
+// Throws opd::Error (RuntimeError in Python) "value cannot be converted to type <type_name>
+// without overflow", as c10::checked_convert.
 [[noreturn]] OPD_API void throw_scalar_overflow(const char* type_name);
 }  // namespace detail
 

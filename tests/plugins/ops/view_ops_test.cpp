@@ -404,7 +404,7 @@ TEST_P(ViewOps, SplitChunkUnbindNarrowMovedimAndDiagonalAreViews) {
 TEST_P(ViewOps, StackRepeatFlipRollAndTriangles) {
   Tensor a = iota({2, 3});
   EXPECT_EQ(sizes(stack({a, a}, 1)), (Ints{2, 2, 3}));
-  EXPECT_TRUE(tensors_equal(repeat(make({1, 2}, {2}), {2, 2}),
+  EXPECT_TRUE(tensors_equal(make({1, 2}, {2}).repeat({2, 2}),
                             make({1, 2, 1, 2, 1, 2, 1, 2}, {2, 4})));
   EXPECT_TRUE(tensors_equal(flip(a, {0, 1}), make({5, 4, 3, 2, 1, 0}, {2, 3})));
   EXPECT_TRUE(tensors_equal(roll(a, {1}), make({5, 0, 1, 2, 3, 4}, {2, 3})));

@@ -86,6 +86,15 @@ def sample_pow(op, make, dtype, rg):
         yield SampleInput(make((3, 4), low=0.5, high=3, requires_grad=rg), args=(e,))
 
 
+def sample_pow_scalar(op, make, dtype, rg):
+    low = 0 if dtype in D.integral else -2
+    for base in (2, 3.5, 0.5):
+        yield SampleInput(base, args=(make((3, 4), low=low, high=3, requires_grad=rg),))
+    yield SampleInput(2, args=(make((4, 3), low=low, high=3, requires_grad=rg).t(),),
+                      name="transposed")
+    yield SampleInput(2, args=(make((0, 3), requires_grad=rg),), name="empty")
+
+
 def sample_where(op, make, dtype, rg):
     cond = make((3, 4), dtype_override="bool")
     yield SampleInput(cond, args=(make((3, 4), requires_grad=rg), make((3, 4), requires_grad=rg)))
@@ -204,6 +213,10 @@ OP_DB = [
            error_inputs=_zero_division(_errors_for("fmod_cpu", "complex64", "ComplexFloat"))),
     # pow, maximum and minimum have no out= or in-place overloads yet (not structured here).
     OpInfo("pow", dtypes=NUMERIC_COMPLEX, sample_inputs=sample_pow, supports_out=False,
+           tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}),
+    # pow.Scalar: a number base, the exponent's dtype and the number's kind promote as torch's.
+    OpInfo("pow.Scalar", op=lambda lib, base, e: lib.pow(base, e), method=False,
+           dtypes=D.floating + D.integral, sample_inputs=sample_pow_scalar, supports_out=False,
            tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}),
     OpInfo("maximum", dtypes=D.all_and_bool, sample_inputs=_binary(number=None),
            compare_strides=True, supports_out=False),
