@@ -212,7 +212,10 @@ Tensor _pdist_forward(const Tensor& self, double p) {
 Tensor _pdist_backward(const Tensor& grad, const Tensor& self, double p, const Tensor& pdist) {
   common::pdist_backward_check(self, pdist);
   const int64_t n = self.size(0), m = self.size(1);
-  Tensor result = opd::zeros_like(self);
+  // Contiguous whatever self's strides (a size-1 dimension's stride is free), as PyTorch 1.13's
+  // empty_like(self, LEGACY_CONTIGUOUS_MEMORY_FORMAT) and the Meta kernel.
+  Tensor result = opd::zeros(self.sizes(), self.scalar_type(), std::nullopt, self.device(),
+                             std::nullopt);
   if (n <= 1 || m == 0) return result;
   const Tensor gr = grad.contiguous();
   OPD_DISPATCH_FLOATING_TYPES(self.scalar_type(), "pdist_backward", [&] {

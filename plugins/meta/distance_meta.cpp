@@ -6,6 +6,7 @@
 #include "common/distance_shape.h"
 #include "common/output.h"
 #include "opd/native/Meta.h"
+#include "opd/ops.h"
 
 namespace opd::native {
 
@@ -19,7 +20,7 @@ Tensor _cdist_backward(const Tensor& /*grad*/, const Tensor& x1, const Tensor& x
                        const Tensor& /*cdist*/) {
   const common::CdistGeometry g = common::cdist_geometry(x1, x2, p, std::nullopt);
   if (g.r1 == 0 || g.r2 == 0 || g.c == 0 || g.batch == 0) {
-    return common::empty_output(x1.sizes(), x1.scalar_type(), x1.device());
+    return opd::empty_like(x1);  // CPU's zeros_like(x1), as PyTorch's: x1's layout kept
   }
   return common::empty_output(g.x1_sizes, x1.scalar_type(), x1.device());
 }

@@ -142,6 +142,23 @@ void add_factories(std::map<std::string, CaseFn>& m) {
     g.factory_options(c);
     return c;
   };
+  // CPU converts the computed points to dtype and refuses one that overflows it (a negative
+  // point for uint8), which Meta, without values, cannot see (nor can PyTorch's Meta): end points
+  // that fit the dtype.
+  m["linspace"] = [](Gen& g) {
+    Case c{{}, {}};
+    g.factory_options(c);
+    const ScalarType dt = g.dtype();
+    const bool given = g.chance(0.5);
+    c.named["dtype"] = given ? g.value(IValue(dt)) : g.none();
+    auto end_point = [&] {
+      return given && dt == kByte ? g.value(IValue(g.integer(0, 5))) : g.scalar();
+    };
+    Arg start = end_point();
+    Arg end = end_point();
+    c.args = {start, end, g.value(IValue(g.integer(g.chance(0.05) ? -1 : 0, 5)))};
+    return c;
+  };
   m["arange.start_step"] = [](Gen& g) {
     int64_t start = g.integer(-3, 3), end = start + g.integer(-2, 8);
     auto number = [&](int64_t v) {
@@ -196,6 +213,12 @@ void add_conversions(std::map<std::string, CaseFn>& m) {
   m["clone"] = [](Gen& g) { return Case{{g.tensor(), g.memory_format(true)}, {}}; };
   m["contiguous"] = [](Gen& g) { return Case{{g.tensor(), g.memory_format(false)}, {}}; };
   m["fill_.Scalar"] = [](Gen& g) { return Case{{g.tensor(), g.scalar()}, {}}; };
+  m["fill.Tensor"] = m["fill_.Tensor"] = [](Gen& g) {
+    Shape s = g.shape();
+    ScalarType dt = g.dtype();
+    return Case{{g.tensor(s, dt), g.fitting_value_tensor(g.chance(0.9) ? Shape{} : Shape{2}, dt)},
+                {}};
+  };
   m["zero_"] = [](Gen& g) { return Case{{g.tensor()}, {}}; };
   m["resize_"] = [](Gen& g) {
     Shape s = g.shape(0, 3);

@@ -218,7 +218,7 @@ Case masked_fill_case(Gen& g, bool tensor_value) {
   Shape s = g.shape();
   Shape mask = g.chance(0.9) ? g.broadcastable_to(s) : g.shape();
   ScalarType dt = g.dtype();
-  Arg value = tensor_value ? g.tensor(g.chance(0.9) ? Shape{} : Shape{2}, g.dtype())
+  Arg value = tensor_value ? g.fitting_value_tensor(g.chance(0.9) ? Shape{} : Shape{2}, dt)
                            : fitting_scalar(g, dt);
   return Case{{g.tensor(s, dt), g.tensor(mask, g.chance(0.9) ? kBool : g.dtype()), value}, {}};
 }

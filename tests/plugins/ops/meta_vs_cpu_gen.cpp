@@ -172,6 +172,14 @@ Arg Gen::tensor(const TensorRecipe& r) {
   return {[r](Device d) { return IValue(r.make(d)); }, r.text()};
 }
 
+Arg Gen::fitting_value_tensor(std::vector<int64_t> sizes, ScalarType target) {
+  TensorRecipe r = recipe(std::move(sizes), dtype());
+  if (target == kByte && r.dtype != kBool) {
+    for (double& v : r.values) v = static_cast<double>(integer(0, 5));
+  }
+  return tensor(r);
+}
+
 Arg Gen::grad_tensor(std::vector<int64_t> sizes) {
   TensorRecipe r = recipe(std::move(sizes), pick(std::vector<ScalarType>{kFloat, kDouble}));
   r.layout = Layout_::Contiguous;  // a leaf: requires_grad_ on the allocated tensor itself

@@ -104,6 +104,11 @@ class Gen {
   Arg device(bool optional);         // cpu (or None) on CPU, meta on Meta
   Arg memory_format(bool optional);  // mostly None / Contiguous / Preserve
   Arg reduction() { return value(integer(0, 2)); }
+  // A value tensor (fill_.Tensor, masked_fill.Tensor) of a random dtype whose elements convert
+  // to `target` without overflow: CPU refuses a value that does not fit by its data alone
+  // ("value cannot be converted to type uint8_t without overflow"), which Meta, with no data,
+  // cannot see (nor can PyTorch's Meta), so such a case compares nothing.
+  Arg fitting_value_tensor(std::vector<int64_t> sizes, ScalarType target);
 
   // Fills the TensorOptions-like keyword arguments of a factory.
   void factory_options(Case& c);
