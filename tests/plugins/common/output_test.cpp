@@ -188,7 +188,7 @@ TEST_F(OutputTest, MetaTensorsAreJudgedByTheirOffsets) {
 
 // ---- converted, density, shape_str ----------------------------------------------------------
 
-TEST_F(OutputTest, ConvertedIsTheTensorItselfOrAContiguousCopyInTheDtype) {
+TEST_F(OutputTest, ConvertedIsTheTensorItselfOrACopyInTheDtypeLaidOutAsToDoes) {
   Tensor f = tensor({1.5, -2.5, 3}, {3});
   EXPECT_TRUE(converted(f, kFloat).is_same(f));
   Tensor d = converted(f, kDouble);
@@ -198,8 +198,10 @@ TEST_F(OutputTest, ConvertedIsTheTensorItselfOrAContiguousCopyInTheDtype) {
   Tensor square = tensor({1, 2, 3, 4}, {2, 2});
   Tensor transposed = make_view(square, Ints{2, 2}, Ints{1, 2}, 0);
   Tensor l = converted(transposed, kLong);
-  EXPECT_EQ(vec(l.strides()), (Ints{2, 1})) << "contiguous";
+  EXPECT_EQ(vec(l.strides()), (Ints{1, 2})) << "dense: keeps its strides, as torch's to()";
   EXPECT_EQ(values(l), (std::vector<double>{1, 3, 2, 4}));
+  Tensor sliced = make_view(square, Ints{2}, Ints{2}, 0);  // not dense: a dense copy
+  EXPECT_EQ(vec(converted(sliced, kLong).strides()), (Ints{1}));
 }
 
 TEST_F(OutputTest, NonOverlappingAndDenseInAnyOrderOfDimensions) {

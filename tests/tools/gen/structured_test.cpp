@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -49,21 +50,41 @@ TEST(Structured, OurGroups) {
     metas.push_back(g.meta_name);
     EXPECT_TRUE(g.out->structured);
     if (g.iterator) {
-      EXPECT_EQ(g.delegates.size(), 2u) << g.meta_name;  // functional and in-place
+      // A functional variant and, but for isposinf/isneginf (as PyTorch), an in-place one.
+      EXPECT_GE(g.delegates.size(), 1u) << g.meta_name;
+      EXPECT_LE(g.delegates.size(), 2u) << g.meta_name;
       for (const auto* d : g.delegates) {
-        EXPECT_EQ(d->structured_delegate, g.meta_name + ".out");
+        EXPECT_EQ(d->structured_delegate, opd::gen::impl_name(g.out->schema)) << g.meta_name;
       }
     } else {
-      // The reductions and softmax (MetaBase): a functional variant, no in-place one.
-      ASSERT_EQ(g.delegates.size(), 1u) << g.meta_name;
-      EXPECT_FALSE(opd::gen::is_in_place(*g.delegates[0])) << g.meta_name;
-      EXPECT_EQ(g.delegates[0]->structured_delegate, opd::gen::impl_name(g.out->schema));
+      // The reductions, scans and softmax (MetaBase): a functional variant and at most an
+      // in-place one.
+      ASSERT_GE(g.delegates.size(), 1u) << g.meta_name;
+      for (const auto* d : g.delegates) {
+        EXPECT_EQ(d->structured_delegate, opd::gen::impl_name(g.out->schema)) << g.meta_name;
+      }
     }
   }
-  EXPECT_EQ(metas,
-            (std::vector<std::string>{"add", "sub", "mul", "div", "sum_IntList", "mean", "amax",
-                                      "amin", "argmax", "_softmax", "_log_softmax",
-                                      "_softmax_backward_data", "_log_softmax_backward_data"}));
+  // The groups that came first, in the YAML's order, among the others of Operators I.
+  const std::vector<std::string> first = {"add",
+                                          "sub",
+                                          "mul",
+                                          "div",
+                                          "sum_IntList",
+                                          "mean",
+                                          "amax",
+                                          "amin",
+                                          "argmax",
+                                          "_softmax",
+                                          "_log_softmax",
+                                          "_softmax_backward_data",
+                                          "_log_softmax_backward_data"};
+  auto at = metas.begin();
+  for (const std::string& name : first) {
+    at = std::find(at, metas.end(), name);
+    EXPECT_NE(at, metas.end()) << name << " is not a structured group, or out of order";
+  }
+  EXPECT_GE(metas.size(), 100u);
 }
 
 TEST(Structured, MetaNamesFollowTheOverload) {
