@@ -3,11 +3,14 @@
 
 #include "common/scatter_gather_shape.h"
 
+#include <fmt/format.h>
+
 #include "common/broadcast.h"
 #include "common/output.h"
 #include "common/type_dispatch.h"
 #include "opd/error.h"
 #include "opd/native/meta_functions.h"
+#include "opd/warning.h"
 
 namespace opd::common {
 
@@ -144,7 +147,15 @@ void masked_fill_check(const Tensor& self, const Tensor& mask, const Tensor* val
   OPD_CHECK(IntArrayRef(shape).equals(self.sizes()),
             "output with shape {} doesn't match the broadcast shape {}", shape_str(self.sizes()),
             shape_str(shape));
-  check_no_internal_overlap(self);
+  warn_on_expanded_fill("masked_fill_", self);
+}
+
+void warn_on_expanded_fill(std::string_view op, const Tensor& self) {
+  if (!has_internal_overlap(self)) return;
+  opd::warn(fmt::format(
+      "Use of {} on expanded tensors is deprecated. Please clone() the tensor before performing "
+      "this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar",
+      op));
 }
 
 }  // namespace opd::common

@@ -54,7 +54,13 @@ void index_fill_check(const Tensor& index);
 // masked_fill_: mask is Bool (or UInt8, which PyTorch 1.13 still takes) and broadcasts to self
 // (Error "output with shape [2, 3] doesn't match the broadcast shape [2, 2, 3]"); a Tensor
 // `value` is 0-dim ("masked_fill_ only supports a 0-dimensional value tensor, but got tensor
-// with 1 dimension(s)."). self must not overlap itself (check_no_internal_overlap).
+// with 1 dimension(s)."). An expanded self is filled with warn_on_expanded_fill's warning.
 void masked_fill_check(const Tensor& self, const Tensor& mask, const Tensor* value);
+
+// PyTorch 1.13 fills an expanded self (its aliased elements all get the same value) with a
+// deprecation warning instead of refusing it: "Use of <op> on expanded tensors is deprecated.
+// Please clone() the tensor before performing this operation. This also applies to advanced
+// indexing e.g. tensor[mask] = scalar" (op: "masked_fill_", "index_fill_").
+void warn_on_expanded_fill(std::string_view op, const Tensor& self);
 
 }  // namespace opd::common

@@ -56,7 +56,7 @@ Tensor index_fill_int_Scalar(const Tensor& self, int64_t dim, const Tensor& inde
 }
 
 Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {
-  if (!dim) return opd::gather(self.reshape({-1}), 0, indices.reshape({-1}));
+  if (!dim) return opd::gather(self.view({-1}), 0, indices.view({-1}));
   OPD_CHECK(indices.scalar_type() == kLong,
             "torch.take_along_dim(): dtype of indices should be Long but got {}",
             indices.scalar_type());

@@ -134,7 +134,7 @@ Tensor& index_fill__int_Scalar(Tensor& self, int64_t dim, const Tensor& index,
                                const Scalar& value) {
   common::index_fill_check(index);
   dim = maybe_wrap_dim(dim, self.dim());
-  common::check_no_internal_overlap(self);
+  common::warn_on_expanded_fill("index_fill_", self);
   std::vector<int64_t> idx = index_values(index);
   const int64_t size = self.dim() == 0 ? 1 : self.size(dim);
   for (int64_t& k : idx) {  // negative indices count from the end, as PyTorch's index_fill_

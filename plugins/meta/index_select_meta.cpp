@@ -27,7 +27,7 @@ Tensor& index_fill__int_Scalar(Tensor& self, int64_t dim, const Tensor& index,
                                const Scalar& /*value*/) {
   common::index_fill_check(index);
   maybe_wrap_dim(dim, self.dim());
-  common::check_no_internal_overlap(self);
+  common::warn_on_expanded_fill("index_fill_", self);
   return self;
 }
 

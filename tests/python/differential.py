@@ -176,7 +176,7 @@ def draw(entries, seed, iteration, checks):
     samples = op.samples(dtype, requires_grad=grad, seed=rng.randrange(1 << 30))
     if not samples:
         return None
-    sample, _ = relayout_sample(rng.choice(samples), rng, LAYOUTS)
+    sample, _ = relayout_sample(rng.choice(samples), rng, op.layouts or LAYOUTS)
     return op, dtype, wanted, sample, rng
 
 

@@ -98,3 +98,25 @@ def test_masked_fill_takes_a_uint8_mask_and_broadcasts_self_with_the_mask():
     with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the "
                                            r"broadcast shape \[2, 3\]"):
         opd.masked_fill_(x, m, 0.0)
+
+
+def test_fills_of_an_expanded_self_warn_as_torch():
+    # torch 1.13 fills aliased elements (all get the same value) with a deprecation warning.
+    for lib in (opd, torch):
+        x = lib.zeros(1, 4).expand(3, 4)
+        with pytest.warns(UserWarning, match=r"^Use of masked_fill_ on expanded tensors is "
+                                             r"deprecated\. Please clone\(\) the tensor"):
+            x.masked_fill_(lib.ones(3, 4, dtype=lib.bool), 2.0)
+        assert x.tolist() == [[2.0] * 4] * 3
+        y = lib.zeros(4, 1).expand(4, 3)
+        with pytest.warns(UserWarning, match=r"^Use of index_fill_ on expanded tensors"):
+            y.index_fill_(1, lib.tensor(0), 3.0)
+        assert y.tolist() == [[3.0] * 3] * 4
+
+
+def test_take_along_dim_without_dim_views_as_torch():
+    for lib in (opd, torch):
+        x = lib.arange(20.0).reshape(4, 5).t()
+        with pytest.raises(RuntimeError, match=r"^view size is not compatible"):
+            lib.take_along_dim(x, lib.tensor([0, 3]))
+        assert lib.take_along_dim(x.contiguous(), lib.tensor([0, 3])).tolist() == [0.0, 15.0]

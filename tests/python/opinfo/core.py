@@ -53,6 +53,9 @@ Added fields:
                     (default: the functional result's own dtype).
   out_name          the keyword of the out= argument (default "out"; _softmax_backward_data's
                     is "grad_input").
+  layouts           the memory layouts differential.py may give the sample's tensors (default
+                    all of differential.LAYOUTS); topk leaves out "expanded", whose repeated
+                    values make ties, where torch's indices are unspecified.
 
 SampleInput(input, args=(), kwargs=None, name=""): the call is op(lib, input, *args, **kwargs).
 Arguments may be opdispatch tensors, numbers, lists/tuples (of tensors), None, and dtypes given
@@ -137,7 +140,8 @@ class OpInfo:
                  dtypes=dtypes.all, sample_inputs=None, error_inputs=None,
                  supports_autograd=True, ref=None, tol=None, skips=None,
                  compare_strides=False, supports_meta=True, supports_gradgrad=False,
-                 is_factory=False, nondeterministic=False, out_dtype=None, out_name="out"):
+                 is_factory=False, nondeterministic=False, out_dtype=None, out_name="out",
+                 layouts=None):
         if sample_inputs is None:
             raise ValueError(f"OpInfo {name}: sample_inputs is required")
         for check in (skips or {}):
@@ -167,6 +171,7 @@ class OpInfo:
         self.nondeterministic = nondeterministic
         self.out_dtype = out_dtype
         self.out_name = out_name
+        self.layouts = tuple(layouts) if layouts is not None else None
 
     def __call__(self, lib, *args, **kwargs):
         return self.op(lib, *args, **kwargs)

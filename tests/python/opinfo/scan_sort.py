@@ -145,6 +145,8 @@ OP_DB = [
            error_inputs=errors_cummaxmin),
     OpInfo("cummin", supports_out=False, dtypes=CUMMAXMIN, sample_inputs=sample_cummaxmin,
            error_inputs=errors_cummaxmin),
+    # Expanded inputs repeat values: ties, whose indices torch leaves unspecified.
     OpInfo("topk", supports_out=False, dtypes=TOPK, sample_inputs=sample_topk,
-           error_inputs=errors_topk),
+           error_inputs=errors_topk,
+           layouts=("contiguous", "transposed", "strided", "offset")),
 ]
