@@ -34,7 +34,9 @@ Tensor empty_output(IntArrayRef sizes, ScalarType dtype, Device device) {
 Tensor converted(const Tensor& t, ScalarType dtype) {
   if (t.scalar_type() == dtype) return t;
   Tensor result = empty_output(t.sizes(), dtype, t.device());
-  if (!t.is_contiguous()) {  // keep the layout, as PyTorch's to() (Note [Output layout])
+  // Keep the layout, as PyTorch's to() (Note [Output layout]): a contiguous t may still have
+  // other strides over its size-1 dimensions ([1, 3] strides [1, 1]), which to() keeps too.
+  if (!t.strides().equals(result.strides())) {
     const DimVector strides = opd::is_non_overlapping_and_dense(t.sizes(), t.strides())
                                   ? DimVector(t.strides().begin(), t.strides().end())
                                   : infer_dense_strides(t.sizes(), t.strides());

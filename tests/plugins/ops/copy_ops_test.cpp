@@ -70,6 +70,19 @@ TEST_P(CopyOps, ToCopyMakesANewTensorKeepingDenseStrides) {
   EXPECT_TRUE(tensors_equal(t, make({1, 4, 2, 5, 3, 6}, {3, 2})));
 }
 
+// A converted input is laid out as to() lays it out, strides of size-1 dimensions included, and
+// an elementwise result follows it: torch 1.13's where(cond[3], long[3, 1].t(), float 0-d) has
+// strides [1, 1] (Note [Output layout]); [3, 1] before.
+TEST_P(CopyOps, ConvertedInputKeepsTheStridesOfItsSizeOneDimensions) {
+  Tensor self = make({1, 2, 3}, {3, 1}, kLong).t();
+  ASSERT_EQ(strides(self), (Ints{1, 1}));
+  EXPECT_EQ(strides(_to_copy(self, kFloat)), (Ints{1, 1}));
+  Tensor r = where(make({1, 0, 1}, {3}, kBool), self, make({1.5}, {}, kFloat));
+  EXPECT_EQ(r.scalar_type(), kFloat);
+  EXPECT_EQ(sizes(r), (Ints{1, 3}));
+  EXPECT_EQ(strides(r), (Ints{1, 1}));
+}
+
 TEST_P(CopyOps, ToMetaKeepsTheMetadata) {
   Tensor x = make({1, 2, 3, 4, 5, 6}, {2, 3}, kInt);
   Tensor m = x.to(Device(kMeta), kInt);
