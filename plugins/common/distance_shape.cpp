@@ -61,6 +61,18 @@ bool cdist_uses_mm(double p, std::optional<int64_t> compute_mode, int64_t r1, in
   return p == 2 && (mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25)));
 }
 
+void cdist_backward_check(const Tensor& grad, const Tensor& x1, const Tensor& cdist,
+                          const CdistGeometry& g) {
+  for (const Tensor* t : {&cdist, &grad}) {
+    OPD_CHECK_T(TypeError, t->scalar_type() == x1.scalar_type(),
+                "expected scalar type {} but found {}", x1.scalar_type(), t->scalar_type());
+  }
+  const int64_t n = g.batch * g.r1 * g.r2;
+  OPD_CHECK(grad.numel() == n && cdist.numel() == n,
+            "_cdist_backward: expected grad and cdist of {} elements (the distances), got {} and {}",
+            n, grad.numel(), cdist.numel());
+}
+
 std::vector<int64_t> pdist_sizes(const Tensor& self) {
   OPD_CHECK(self.is_contiguous(), "_pdist_forward requires contiguous input");
   OPD_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: {}D", self.dim());
@@ -69,11 +81,24 @@ std::vector<int64_t> pdist_sizes(const Tensor& self) {
   return {n <= 1 ? 0 : n * (n - 1) / 2};
 }
 
-void pdist_backward_check(const Tensor& self, const Tensor& pdist) {
+void pdist_backward_check(const Tensor& grad, const Tensor& self, const Tensor& pdist) {
   OPD_CHECK(self.is_contiguous(), "_pdist_backward requires self to be contiguous");
   OPD_CHECK(pdist.is_contiguous(), "_pdist_backward requires pdist to be contiguous");
   OPD_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: {}D", self.dim());
   check_computed_dtype("pdist_backward", self.scalar_type());
+  const int64_t n = self.size(0);
+  if (n <= 1 || self.size(1) == 0) return;  // nothing is read: zeros
+  // The kernel reads pdist and grad as self's type, one value per pair (PyTorch reads them
+  // unchecked: past their end when they are smaller).
+  for (const Tensor* t : {&pdist, &grad}) {
+    OPD_CHECK_T(TypeError, t->scalar_type() == self.scalar_type(),
+                "expected scalar type {} but found {}", self.scalar_type(), t->scalar_type());
+  }
+  const int64_t pairs = n * (n - 1) / 2;
+  OPD_CHECK(pdist.numel() == pairs && grad.numel() == pairs,
+            "_pdist_backward: expected grad and pdist of {} elements (one per pair of {} rows), "
+            "got {} and {}",
+            pairs, n, grad.numel(), pdist.numel());
 }
 
 }  // namespace opd::common

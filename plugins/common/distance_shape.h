@@ -30,6 +30,12 @@ struct CdistGeometry {
 CdistGeometry cdist_geometry(const Tensor& x1, const Tensor& x2, double p,
                              std::optional<int64_t> compute_mode);
 
+// _cdist_backward's checks where its kernel reads grad and cdist (no operand empty): both of
+// x1's dtype (TypeError "expected scalar type Float but found Int") with one element per
+// distance, batch * r1 * r2 (PyTorch reads them unchecked, past their end when smaller).
+void cdist_backward_check(const Tensor& grad, const Tensor& x1, const Tensor& cdist,
+                          const CdistGeometry& g);
+
 // True where cdist computes p = 2 distances with matrix products (_euclidean_dist): compute_mode 1,
 // or the default mode 0 with more than 25 rows on either side (PyTorch's rule).
 bool cdist_uses_mm(double p, std::optional<int64_t> compute_mode, int64_t r1, int64_t r2);
@@ -38,7 +44,8 @@ bool cdist_uses_mm(double p, std::optional<int64_t> compute_mode, int64_t r1, in
 // {n * (n - 1) / 2} for n rows.
 std::vector<int64_t> pdist_sizes(const Tensor& self);
 
-// _pdist_backward's checks: self and pdist contiguous, Float or Double.
-void pdist_backward_check(const Tensor& self, const Tensor& pdist);
+// _pdist_backward's checks: self and pdist contiguous, Float or Double; where the kernel reads
+// them, grad and pdist of self's dtype with one element per pair of rows.
+void pdist_backward_check(const Tensor& grad, const Tensor& self, const Tensor& pdist);
 
 }  // namespace opd::common

@@ -155,6 +155,7 @@ Tensor _cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, d
   if (g.r1 == 0 || g.r2 == 0 || g.c == 0 || g.batch == 0) {
     return opd::zeros_like(x1);
   }
+  common::cdist_backward_check(grad, x1, cdist, g);
   const Tensor a = x1.expand(g.x1_sizes).contiguous();
   const Tensor b = x2.expand(g.x2_sizes).contiguous();
   const Tensor dist = cdist.contiguous();
@@ -210,7 +211,7 @@ Tensor _pdist_forward(const Tensor& self, double p) {
 }
 
 Tensor _pdist_backward(const Tensor& grad, const Tensor& self, double p, const Tensor& pdist) {
-  common::pdist_backward_check(self, pdist);
+  common::pdist_backward_check(grad, self, pdist);
   const int64_t n = self.size(0), m = self.size(1);
   // Contiguous whatever self's strides (a size-1 dimension's stride is free), as PyTorch 1.13's
   // empty_like(self, LEGACY_CONTIGUOUS_MEMORY_FORMAT) and the Meta kernel.

@@ -472,6 +472,26 @@ TEST_P(LinalgOps, ComplexProductsMatchTheDefinition) {
   }
 }
 
+// _pdist_backward and _cdist_backward read grad and the distances one value per distance, as
+// self's type: a smaller or other-typed grad was read past its end (a crash the Meta-vs-CPU test
+// found); now refused on CPU and Meta alike.
+TEST_P(LinalgOps, DistanceBackwardsRefuseGradOfTheWrongSizeOrDtype) {
+  Tensor self = in(sample(3, 2, 1));
+  Tensor three = in({1, 2, 3}, {3});
+  EXPECT_EQ(error_of_type<Error>([&] { opd::_pdist_backward(in({1}, {1}), self, 2.0, three); }),
+            "_pdist_backward: expected grad and pdist of 3 elements (one per pair of 3 rows), got "
+            "1 and 3");
+  EXPECT_EQ(error_of_type<TypeError>([&] {
+              opd::_pdist_backward(three, self, 2.0, in({1, 2, 3}, {3}, kDouble));
+            }),
+            "expected scalar type Float but found Double");
+  Tensor x1 = in(sample(2, 2, 1)), x2 = in(sample(3, 2, 2));
+  Tensor six = in({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(error_of_type<Error>([&] { opd::_cdist_backward(in({1}, {1}), x1, x2, 1.0, six); }),
+            "_cdist_backward: expected grad and cdist of 6 elements (the distances), got 1 and 6");
+  EXPECT_EQ(sizes(opd::_cdist_backward(six, x1, x2, 1.0, six)), (std::vector<int64_t>{2, 2}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, LinalgOps, ::testing::ValuesIn(op_test_devices()),
                          [](const auto& info) {
                            std::string name = info.param.str();

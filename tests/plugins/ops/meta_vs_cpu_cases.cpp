@@ -144,21 +144,26 @@ void add_factories(std::map<std::string, CaseFn>& m) {
   };
   // CPU converts the computed points to dtype and refuses one that overflows it (a negative
   // point for uint8), which Meta, without values, cannot see (nor can PyTorch's Meta): end points
-  // that fit the dtype.
-  m["linspace"] = [](Gen& g) {
-    Case c{{}, {}};
-    g.factory_options(c);
-    const ScalarType dt = g.dtype();
-    const bool given = g.chance(0.5);
-    c.named["dtype"] = given ? g.value(IValue(dt)) : g.none();
-    auto end_point = [&] {
-      return given && dt == kByte ? g.value(IValue(g.integer(0, 5))) : g.scalar();
+  // (and logspace's base) that fit the dtype.
+  for (const bool log : {false, true}) {
+    m[log ? "logspace" : "linspace"] = [log](Gen& g) {
+      Case c{{}, {}};
+      g.factory_options(c);
+      const ScalarType dt = g.dtype();
+      const bool given = g.chance(0.5);
+      const bool byte = given && dt == kByte;
+      c.named["dtype"] = given ? g.value(IValue(dt)) : g.none();
+      auto end_point = [&] { return byte ? g.value(IValue(g.integer(0, 5))) : g.scalar(); };
+      Arg start = end_point();
+      Arg end = end_point();
+      c.args = {start, end, g.value(IValue(g.integer(g.chance(0.05) ? -1 : 0, 5)))};
+      if (log && g.chance(0.7)) {
+        c.named["base"] = byte ? g.value(IValue(static_cast<double>(g.integer(0, 3))))
+                               : g.value(IValue(static_cast<double>(g.integer(-4, 12)) / 4));
+      }
+      return c;
     };
-    Arg start = end_point();
-    Arg end = end_point();
-    c.args = {start, end, g.value(IValue(g.integer(g.chance(0.05) ? -1 : 0, 5)))};
-    return c;
-  };
+  }
   m["arange.start_step"] = [](Gen& g) {
     int64_t start = g.integer(-3, 3), end = start + g.integer(-2, 8);
     auto number = [&](int64_t v) {
@@ -465,8 +470,13 @@ void add_linalg(std::map<std::string, CaseFn>& m) {
     auto [da, db] = dtypes(g);
     Shape self =
         g.pick(std::vector<Shape>{{rows, n}, {rows, n}, {n}, {1, n}, {rows, 1}, {}, {rows + 1, n}});
+    // beta and alpha convert to a uint8 result only when >= 0: CPU refuses the others when it
+    // converts them, which PyTorch's Meta does not check either.
+    auto factor = [&] { return da == kByte ? g.value(IValue(g.integer(0, 3))) : alpha(g); };
+    Arg beta = factor();
+    Arg alpha_ = factor();
     return Case{{g.tensor(self, g.chance(0.85) ? da : g.dtype()), g.tensor({rows, k}, da),
-                 g.tensor({inner(g, k), n}, db), alpha(g), alpha(g)},
+                 g.tensor({inner(g, k), n}, db), beta, alpha_},
                 {}};
   };
   m["matmul"] = [=](Gen& g) {

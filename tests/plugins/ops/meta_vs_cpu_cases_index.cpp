@@ -126,7 +126,7 @@ Case index_add_case(Gen& g) {
   if (g.chance(0.05)) source.push_back(2);
   return Case{{g.tensor(s, dt), g.value(IValue(d)), index_tensor(g, {n}, 0, size_at(s, dd)),
                g.tensor(source, g.chance(0.85) ? dt : g.dtype())},
-              {{"alpha", g.chance(0.7) ? g.value(IValue(int64_t{1})) : g.scalar()}}};
+              {{"alpha", g.chance(0.7) ? g.value(IValue(int64_t{1})) : fitting_scalar(g, dt)}}};
 }
 
 Case take_along_dim_case(Gen& g) {
