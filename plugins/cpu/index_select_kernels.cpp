@@ -118,6 +118,7 @@ Tensor& index_select_out(const Tensor& self, int64_t dim, const Tensor& index, T
   const std::vector<int64_t> sizes = common::index_select_sizes(self, dim, index);
   OPD_CHECK(self.scalar_type() == out.scalar_type(),
             "index_select(): self and result must have the same scalar type");
+  common::check_no_internal_overlap(out);  // before the resize, as PyTorch's index_select_out
   common::resize_output("index_select", out, sizes);
   if (out.is_contiguous()) {
     index_select_into(self, maybe_wrap_dim(dim, self.dim()), index, out);

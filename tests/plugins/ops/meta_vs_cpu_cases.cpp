@@ -453,6 +453,20 @@ void add_linalg(std::map<std::string, CaseFn>& m) {
     return std::pair{a, g.chance(0.85) ? a : g.dtype()};
   };
   auto inner = [](Gen& g, int64_t k) { return g.chance(0.85) ? k : k + 1; };
+  // _pdist_backward: grad and pdist mostly of one value per pair of self's rows and self's dtype
+  // (the schema-driven default rarely drew such a case once the kernel's reads were checked).
+  m["_pdist_backward"] = [](Gen& g) {
+    const int64_t n = g.integer(0, 4), cols = g.integer(0, 3);
+    const int64_t pairs = n <= 1 ? 0 : n * (n - 1) / 2;
+    const ScalarType dt = g.float_dtype();
+    auto distances = [&] {
+      return g.tensor({g.chance(0.9) ? pairs : pairs + 1}, g.chance(0.9) ? dt : g.dtype());
+    };
+    Arg grad = distances();
+    Arg self = g.tensor(g.chance(0.9) ? Shape{n, cols} : g.shape(), dt);
+    Arg p = g.value(IValue(static_cast<double>(g.integer(0, 12)) / 4));
+    return Case{{grad, self, p, distances()}, {}};
+  };
   m["mm"] = [=](Gen& g) {
     int64_t rows = g.integer(0, 4), k = g.integer(0, 4), n = g.integer(0, 4);
     auto [da, db] = dtypes(g);
