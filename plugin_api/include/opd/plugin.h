@@ -46,8 +46,10 @@
 // detail::FlaggedStorageImpl, StorageImpl::resizable() and set_resizable(); alias analysis
 // kinds (Library::def with an AliasAnalysisKind, OperatorEntry::alias_analysis), Library::impl
 // with a RegistrationDebug, Library::reset_to; additions only.
+// 3.4: the typed API of the operators of Operators I (opd::cumsum, Tensor::cumsum, ...: about
+// 450 new overloads in opd/ops.h and opd/tensor_methods.inc); additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 3
+#define OPD_PLUGIN_ABI_MINOR 4
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 
