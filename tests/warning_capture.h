@@ -33,9 +33,8 @@ class WarningCapture {
 
 // PyTorch 1.13's warning for an out= tensor with elements resized (resize_output).
 inline std::string resized_out_warning(std::string_view had, std::string_view wanted) {
-  return "An output with one or more elements was resized since it had shape " +
-         std::string(had) + ", which does not match the required output shape " +
-         std::string(wanted) +
+  return "An output with one or more elements was resized since it had shape " + std::string(had) +
+         ", which does not match the required output shape " + std::string(wanted) +
          ". This behavior is deprecated, and in a future PyTorch release outputs will not be "
          "resized unless they have zero elements. You can explicitly reuse an out tensor t by "
          "resizing it, inplace, to zero elements with t.resize_(0).";

@@ -214,8 +214,8 @@ std::string python_type_name(const IValue& v) {
   return v.tag_name();
 }
 
-std::optional<IValue> convert_argument(const IValue& v, const Type& type,
-                                       std::optional<int64_t> N, bool numbers_as_tensors) {
+std::optional<IValue> convert_argument(const IValue& v, const Type& type, std::optional<int64_t> N,
+                                       bool numbers_as_tensors) {
   switch (type.kind()) {
     case TypeKind::Tensor:
       if (v.is_tensor()) return v;
@@ -353,10 +353,10 @@ class GivenArguments {
 // the Scalar would.
 bool allows_numbers_as_tensors(const FunctionSchema& schema) {
   static const std::set<std::string, std::less<>> allowed = {
-      "add",         "add_",         "div",          "div_",          "divide",   "divide_",
-      "mul",         "mul_",         "multiply",     "multiply_",     "sub",      "sub_",
-      "subtract",    "subtract_",    "true_divide",  "true_divide_",  "to",       "_to_copy",
-      "copy_",       "floor_divide", "floor_divide_", "_conj"};
+      "add",      "add_",         "div",           "div_",         "divide", "divide_",
+      "mul",      "mul_",         "multiply",      "multiply_",    "sub",    "sub_",
+      "subtract", "subtract_",    "true_divide",   "true_divide_", "to",     "_to_copy",
+      "copy_",    "floor_divide", "floor_divide_", "_conj"};
   std::string_view name = schema.name();
   if (size_t sep = name.find("::"); sep != std::string_view::npos) {
     if (name.substr(0, sep) != "aten") return false;
@@ -451,8 +451,7 @@ std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args
       stack[i] = default_argument(*params[i].default_value(), *params[i].type());
     } else {
       return fail([&] {
-        return fmt::format("missing required argument '{}' (position {})", params[i].name(),
-                           i + 1);
+        return fmt::format("missing required argument '{}' (position {})", params[i].name(), i + 1);
       });
     }
   }

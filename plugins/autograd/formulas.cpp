@@ -131,8 +131,7 @@ Tensor var_backward(const Tensor& grad, const Tensor& self, OptionalIntArrayRef 
   for (int64_t d : reduced_dims(dims, self.dim())) n *= self.sizes()[d];
   Tensor g = sum_backward(grad, self.sizes(), dims, keepdim);
   if ((self.dim() == 0 || !dims) && n == c) return g * std::numeric_limits<double>::infinity();
-  return g * (self - mean(self, dims, /*keepdim=*/true)) *
-         (2.0 / static_cast<double>(n - c));
+  return g * (self - mean(self, dims, /*keepdim=*/true)) * (2.0 / static_cast<double>(n - c));
 }
 
 Tensor std_backward(const Tensor& result, const Tensor& grad, const Tensor& self,

@@ -68,9 +68,10 @@ void cdist_backward_check(const Tensor& grad, const Tensor& x1, const Tensor& cd
                 "expected scalar type {} but found {}", x1.scalar_type(), t->scalar_type());
   }
   const int64_t n = g.batch * g.r1 * g.r2;
-  OPD_CHECK(grad.numel() == n && cdist.numel() == n,
-            "_cdist_backward: expected grad and cdist of {} elements (the distances), got {} and {}",
-            n, grad.numel(), cdist.numel());
+  OPD_CHECK(
+      grad.numel() == n && cdist.numel() == n,
+      "_cdist_backward: expected grad and cdist of {} elements (the distances), got {} and {}", n,
+      grad.numel(), cdist.numel());
 }
 
 std::vector<int64_t> pdist_sizes(const Tensor& self) {

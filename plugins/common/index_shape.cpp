@@ -64,8 +64,7 @@ IndexPlan plan_index(const Tensor& self, const std::vector<std::optional<Tensor>
       continue;
     }
     OPD_CHECK_T(IndexError, dim + t.dim() <= self.dim(),
-                "too many indices for tensor of dimension {} (got {})", self.dim(),
-                dim + t.dim());
+                "too many indices for tensor of dimension {} (got {})", self.dim(), dim + t.dim());
     for (int64_t j = 0; j < t.dim(); ++j) {
       OPD_CHECK_T(IndexError, t.size(j) == self.size(dim + j),
                   "The shape of the mask {} at index {} does not match the shape of the indexed "
@@ -77,8 +76,7 @@ IndexPlan plan_index(const Tensor& self, const std::vector<std::optional<Tensor>
     dim += t.dim();
   }
   OPD_CHECK_T(IndexError, static_cast<int64_t>(expanded.size()) <= self.dim(),
-              "too many indices for tensor of dimension {} (got {})", self.dim(),
-              expanded.size());
+              "too many indices for tensor of dimension {} (got {})", self.dim(), expanded.size());
 
   IndexPlan plan;
   std::vector<Tensor> defined;

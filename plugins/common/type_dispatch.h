@@ -156,10 +156,10 @@ constexpr ScalarType scalar_type_of() {
 }  // namespace opd::common
 
 // One case: `enum_value` is a ScalarType constant (::opd::kHalf, ::opd::ScalarType::Float16).
-#define OPD_PRIVATE_CASE(enum_value, ...)                                        \
-  case enum_value: {                                                             \
-    using scalar_t [[maybe_unused]] = ::opd::common::cpp_type_t<enum_value>;     \
-    return __VA_ARGS__();                                                        \
+#define OPD_PRIVATE_CASE(enum_value, ...)                                    \
+  case enum_value: {                                                         \
+    using scalar_t [[maybe_unused]] = ::opd::common::cpp_type_t<enum_value>; \
+    return __VA_ARGS__();                                                    \
   }
 // The former spelling, with the C++ type given: kept for kernels that name it.
 #define OPD_PRIVATE_CASE_TYPE(enum_value, cpp_type, ...) \

@@ -18,13 +18,13 @@ using common::TensorIteratorConfig;
 using common::TypeSet;
 
 // The sets of PyTorch 1.13's CPU kernels.
-constexpr TypeSet kFloating = TypeSet::Floating.with(kBFloat16);     // exp, erf, log1p...
-constexpr TypeSet kFloatingHalf = kFloating.with(kHalf);             // reciprocal, exp2, frac
-constexpr TypeSet kRounding = TypeSet::Integral | kFloating;         // floor, ceil, round, trunc
-constexpr TypeSet kSigned = TypeSet::Integral | kFloatingHalf;       // neg, abs
-constexpr TypeSet kSign = kSigned.with(kBool);                       // sign, sgn, nan_to_num
-constexpr TypeSet kBitwise = TypeSet::Integral.with(kBool);          // bitwise_not
-constexpr TypeSet kClampScalar = TypeSet::All.with(kBFloat16);       // clamp, clamp_min/max
+constexpr TypeSet kFloating = TypeSet::Floating.with(kBFloat16);  // exp, erf, log1p...
+constexpr TypeSet kFloatingHalf = kFloating.with(kHalf);          // reciprocal, exp2, frac
+constexpr TypeSet kRounding = TypeSet::Integral | kFloating;      // floor, ceil, round, trunc
+constexpr TypeSet kSigned = TypeSet::Integral | kFloatingHalf;    // neg, abs
+constexpr TypeSet kSign = kSigned.with(kBool);                    // sign, sgn, nan_to_num
+constexpr TypeSet kBitwise = TypeSet::Integral.with(kBool);       // bitwise_not
+constexpr TypeSet kClampScalar = TypeSet::All.with(kBFloat16);    // clamp, clamp_min/max
 
 TensorIterator floating_op(std::string_view name, std::string_view kernel, const Tensor& out,
                            const Tensor& self, TypeSet set = kFloating) {
@@ -119,9 +119,9 @@ TensorIterator clamp_tensor_meta(const Tensor& out, const Tensor& self,
 }  // namespace common
 
 // The floating functions, named as PyTorch's CPU kernels.
-#define OPD_FLOATING_META(op, kernel, set)                                 \
-  TensorIterator meta::op(const Tensor& out, const Tensor& self) {        \
-    return floating_op(#op, kernel, out, self, set);                       \
+#define OPD_FLOATING_META(op, kernel, set)                         \
+  TensorIterator meta::op(const Tensor& out, const Tensor& self) { \
+    return floating_op(#op, kernel, out, self, set);               \
   }
 OPD_FLOATING_META(exp, "exp_vml_cpu", kFloating)
 OPD_FLOATING_META(log, "log_vml_cpu", kFloating)
@@ -151,9 +151,9 @@ OPD_FLOATING_META(cosh, "cosh_cpu", kFloating)
 OPD_FLOATING_META(tan, "tan_vml_cpu", kFloating)
 #undef OPD_FLOATING_META
 
-#define OPD_SAME_DTYPE_META(op, kernel, set)                               \
-  TensorIterator meta::op(const Tensor& out, const Tensor& self) {        \
-    return same_dtype_op(#op, kernel, out, self, set);                     \
+#define OPD_SAME_DTYPE_META(op, kernel, set)                       \
+  TensorIterator meta::op(const Tensor& out, const Tensor& self) { \
+    return same_dtype_op(#op, kernel, out, self, set);             \
   }
 OPD_SAME_DTYPE_META(floor, "floor_vml_cpu", kRounding)
 OPD_SAME_DTYPE_META(ceil, "ceil_vml_cpu", kRounding)
@@ -188,8 +188,11 @@ TensorIterator meta::nan_to_num(const Tensor& out, const Tensor& self, std::opti
   // Integers and bools are copied, as PyTorch's copy_: in place that writes each element's own
   // value, so an expanded self is not refused.
   if (is_integral(self.scalar_type(), /*include_bool=*/true) && out.is_same(self)) {
-    return TensorIteratorConfig("nan_to_num").add_output(out).add_input(self)
-        .check_mem_overlap(false).build();
+    return TensorIteratorConfig("nan_to_num")
+        .add_output(out)
+        .add_input(self)
+        .check_mem_overlap(false)
+        .build();
   }
   return same_dtype_op("nan_to_num", "nan_to_num", out, self, kSign);
 }

@@ -341,8 +341,7 @@ Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2
   if (!sizes.empty()) sizes.pop_back();
   sizes.insert(sizes.begin() + std::min(d1, d2), length);
   sizes.insert(sizes.begin() + std::max(d1, d2), length);
-  const Tensor zeros =
-      opd::zeros(sizes, TensorOptions(self.scalar_type()).device(self.device()));
+  const Tensor zeros = opd::zeros(sizes, TensorOptions(self.scalar_type()).device(self.device()));
   return opd::diagonal_scatter(zeros, self, offset, d1, d2);
 }
 
@@ -350,8 +349,8 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
   if (dims.empty() && shifts.size() == 1) {
     return opd::roll(opd::flatten(self), shifts, IntArrayRef{0}).view(self.sizes());
   }
-  OPD_CHECK(shifts.size() == dims.size(),
-            "shifts and dimensions must align. shifts: {}, dims:{}", shifts.size(), dims.size());
+  OPD_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: {}, dims:{}",
+            shifts.size(), dims.size());
   if (dims.size() > 1) {
     const Tensor first = opd::roll(self, shifts.subspan(0, 1), dims.subspan(0, 1));
     return opd::roll(first, shifts.subspan(1), dims.subspan(1));
@@ -365,16 +364,15 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
 }
 
 Tensor rot90(const Tensor& self, int64_t k, IntArrayRef dims) {
-  OPD_CHECK(dims.size() == 2, "expected total rotation dims == 2, but got dims = {}",
-            dims.size());
+  OPD_CHECK(dims.size() == 2, "expected total rotation dims == 2, but got dims = {}", dims.size());
   OPD_CHECK(self.dim() >= 2, "expected total dims >= 2, but got total dims = {}", self.dim());
   OPD_CHECK(dims[0] != dims[1] && std::abs(dims[0] - dims[1]) != self.dim(),
             "expected rotation dims to be different, but got dim0 = {} and dim1 = {}", dims[0],
             dims[1]);
-  OPD_CHECK(dims[0] < self.dim() && dims[0] >= -self.dim(),
-            "Rotation dim0 out of range, dim0 = {}", dims[0]);
-  OPD_CHECK(dims[1] < self.dim() && dims[1] >= -self.dim(),
-            "Rotation dim1 out of range, dim1 = {}", dims[1]);
+  OPD_CHECK(dims[0] < self.dim() && dims[0] >= -self.dim(), "Rotation dim0 out of range, dim0 = {}",
+            dims[0]);
+  OPD_CHECK(dims[1] < self.dim() && dims[1] >= -self.dim(), "Rotation dim1 out of range, dim1 = {}",
+            dims[1]);
   switch (((k % 4) + 4) % 4) {
     case 1:
       return opd::transpose(opd::flip(self, dims.subspan(1, 1)), dims[0], dims[1]);

@@ -66,8 +66,7 @@ struct Norm {
       return s;
     }
     const T pt = static_cast<T>(p);
-    return std::pow(lane_sum(a, b, m, [pt](T d) { return std::pow(std::abs(d), pt); }),
-                    T(1) / pt);
+    return std::pow(lane_sum(a, b, m, [pt](T d) { return std::pow(std::abs(d), pt); }), T(1) / pt);
   }
 
   // out += g * d(distance(a, b))/da, where r = distance(a, b).
@@ -110,7 +109,9 @@ int64_t row_grain(int64_t work_per_row) {
 }
 
 // Index of the pair (i, j), i < j, of n rows in pdist's order (row-major upper triangle).
-int64_t pair_index(int64_t i, int64_t j, int64_t n) { return i * (2 * n - i - 1) / 2 + (j - i - 1); }
+int64_t pair_index(int64_t i, int64_t j, int64_t n) {
+  return i * (2 * n - i - 1) / 2 + (j - i - 1);
+}
 
 }  // namespace
 
@@ -120,7 +121,9 @@ Tensor _cdist_forward(const Tensor& x1, const Tensor& x2, double p,
   if (g.r1 == 0 || g.r2 == 0 || g.batch == 0) {
     return common::empty_output(g.output_sizes, x1.scalar_type(), x1.device());
   }
-  if (g.c == 0) return opd::zeros(IntArrayRef(g.output_sizes), x1.scalar_type(), std::nullopt, x1.device(), std::nullopt);
+  if (g.c == 0)
+    return opd::zeros(IntArrayRef(g.output_sizes), x1.scalar_type(), std::nullopt, x1.device(),
+                      std::nullopt);
   const Tensor a = x1.expand(g.x1_sizes).contiguous();
   const Tensor b = x2.expand(g.x2_sizes).contiguous();
   if (common::cdist_uses_mm(p, compute_mode, g.r1, g.r2)) {
@@ -160,7 +163,8 @@ Tensor _cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, d
   const Tensor b = x2.expand(g.x2_sizes).contiguous();
   const Tensor dist = cdist.contiguous();
   const Tensor gr = grad.contiguous();
-  Tensor result = opd::zeros(IntArrayRef(g.x1_sizes), x1.scalar_type(), std::nullopt, x1.device(), std::nullopt);
+  Tensor result = opd::zeros(IntArrayRef(g.x1_sizes), x1.scalar_type(), std::nullopt, x1.device(),
+                             std::nullopt);
   const int64_t r1 = g.r1, r2 = g.r2, c = g.c;
   OPD_DISPATCH_FLOATING_TYPES(x1.scalar_type(), "cdist_backward", [&] {
     const scalar_t* pa = a.data_ptr<scalar_t>();
@@ -187,7 +191,9 @@ Tensor _pdist_forward(const Tensor& self, double p) {
   const std::vector<int64_t> sizes = common::pdist_sizes(self);
   const int64_t n = self.size(0), m = self.size(1);
   if (sizes[0] == 0) return common::empty_output(sizes, self.scalar_type(), self.device());
-  if (m == 0) return opd::zeros(IntArrayRef(sizes), self.scalar_type(), std::nullopt, self.device(), std::nullopt);
+  if (m == 0)
+    return opd::zeros(IntArrayRef(sizes), self.scalar_type(), std::nullopt, self.device(),
+                      std::nullopt);
   Tensor result = common::empty_output(sizes, self.scalar_type(), self.device());
   OPD_DISPATCH_FLOATING_TYPES(self.scalar_type(), "pdist", [&] {
     const scalar_t* x = self.data_ptr<scalar_t>();
@@ -215,8 +221,8 @@ Tensor _pdist_backward(const Tensor& grad, const Tensor& self, double p, const T
   const int64_t n = self.size(0), m = self.size(1);
   // Contiguous whatever self's strides (a size-1 dimension's stride is free), as PyTorch 1.13's
   // empty_like(self, LEGACY_CONTIGUOUS_MEMORY_FORMAT) and the Meta kernel.
-  Tensor result = opd::zeros(self.sizes(), self.scalar_type(), std::nullopt, self.device(),
-                             std::nullopt);
+  Tensor result =
+      opd::zeros(self.sizes(), self.scalar_type(), std::nullopt, self.device(), std::nullopt);
   if (n <= 1 || m == 0) return result;
   const Tensor gr = grad.contiguous();
   OPD_DISPATCH_FLOATING_TYPES(self.scalar_type(), "pdist_backward", [&] {

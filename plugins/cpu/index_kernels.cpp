@@ -130,8 +130,8 @@ std::optional<SingleIndex> single_index(const Tensor& self, const common::IndexP
     row *= self.size(*d);
   }
   const int64_t dim = plan.indexed_dims[0];
-  return SingleIndex{static_cast<const int64_t*>(t.data_ptr()), self.size(dim), self.stride(dim),
-                     0, row};
+  return SingleIndex{static_cast<const int64_t*>(t.data_ptr()), self.size(dim), self.stride(dim), 0,
+                     row};
 }
 
 // Row l's element offset in self, the index checked and wrapped.
@@ -198,9 +198,10 @@ Tensor& index_put_(Tensor& self, const std::vector<std::optional<Tensor>>& indic
   common::check_index_put_values(self, plan, values);
   if (common::has_internal_overlap(self)) {
     // PyTorch 1.13 warns and writes (its Meta lets it through too).
-    warn("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
-         "performing this operation. This also applies to advanced indexing e.g. "
-         "tensor[indices] = tensor");
+    warn(
+        "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+        "performing this operation. This also applies to advanced indexing e.g. "
+        "tensor[indices] = tensor");
   }
   const Tensor v = values.expand(plan.result_shape);
   const auto s = single_index(self, plan);

@@ -64,12 +64,12 @@ T erfinv_value(T y) {
 }  // namespace
 
 // One impl per operator: its kernel name (PyTorch's), SLEEF function (or none), scalar form.
-#define OPD_FLOATING_IMPL(op, kernel, vec_op, expr)                       \
-  void op##_out(const TensorIterator& iter, const Tensor&) {              \
-    floating_unary_kernel(iter, kernel, vec_op, [](auto x) {              \
-      using T [[maybe_unused]] = decltype(x);                             \
-      return static_cast<T>(expr);                                        \
-    });                                                                   \
+#define OPD_FLOATING_IMPL(op, kernel, vec_op, expr)          \
+  void op##_out(const TensorIterator& iter, const Tensor&) { \
+    floating_unary_kernel(iter, kernel, vec_op, [](auto x) { \
+      using T [[maybe_unused]] = decltype(x);                \
+      return static_cast<T>(expr);                           \
+    });                                                      \
   }
 OPD_FLOATING_IMPL(reciprocal, "reciprocal_cpu", VecOp::Reciprocal, T(1) / x)
 OPD_FLOATING_IMPL(log1p, "log1p_vml_cpu", VecOp::Log1p, std::log1p(x))

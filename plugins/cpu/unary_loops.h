@@ -37,8 +37,8 @@ void floating_unary_kernel(const common::TensorIterator& iter, std::string_view 
     case ScalarType::Float16:
       return cpu_kernel(iter, [&f](Half x) -> Half { return Half(f(static_cast<float>(x))); });
     case ScalarType::BFloat16:
-      return cpu_kernel(iter,
-                        [&f](BFloat16 x) -> BFloat16 { return BFloat16(f(static_cast<float>(x))); });
+      return cpu_kernel(
+          iter, [&f](BFloat16 x) -> BFloat16 { return BFloat16(f(static_cast<float>(x))); });
     default:
       common::throw_not_implemented_for(name, iter.common_dtype());
   }

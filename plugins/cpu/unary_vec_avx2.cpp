@@ -44,8 +44,8 @@ void map_f64(const double* in, double* out, int64_t n) {
 }
 
 // One SLEEF function pair: Sleef_<name>f8_<ulp>avx2 and Sleef_<name>d4_<ulp>avx2.
-#define OPD_SLEEF_OP(Op, name, ulp)                                          \
-  struct Op {                                                                \
+#define OPD_SLEEF_OP(Op, name, ulp)                                         \
+  struct Op {                                                               \
     static __m256 f(__m256 x) { return Sleef_##name##f8_##ulp##avx2(x); }   \
     static __m256d d(__m256d x) { return Sleef_##name##d4_##ulp##avx2(x); } \
   };
@@ -144,10 +144,13 @@ struct GeluTanh {
 }  // namespace
 
 // In VecOp's order (unary_vec.h); unary_vec.cpp indexes them.
-#define OPD_VEC_OPS(X)                                                                         \
-  X(Exp) X(Log) X(Sin) X(Cos) X(Tanh) X(Sigmoid) X(Sqrt) X(Rsqrt) X(Reciprocal) X(Erf) X(Erfc) \
-  X(Log1p) X(Expm1) X(Log2) X(Log10) X(Exp2) X(Asin) X(Acos) X(Atan) X(Asinh) X(Acosh)        \
-  X(Atanh) X(Sinh) X(Cosh) X(Tan) X(Floor) X(Ceil) X(Trunc) X(Round) X(GeluErf) X(GeluTanh)
+// clang-format off
+#define OPD_VEC_OPS(X) \
+  X(Exp) X(Log) X(Sin) X(Cos) X(Tanh) X(Sigmoid) X(Sqrt) X(Rsqrt) \
+  X(Reciprocal) X(Erf) X(Erfc) X(Log1p) X(Expm1) X(Log2) X(Log10) X(Exp2) \
+  X(Asin) X(Acos) X(Atan) X(Asinh) X(Acosh) X(Atanh) X(Sinh) X(Cosh) \
+  X(Tan) X(Floor) X(Ceil) X(Trunc) X(Round) X(GeluErf) X(GeluTanh)
+// clang-format on
 
 #define OPD_F32(Op) &map_f32<Op>,
 #define OPD_F64(Op) &map_f64<Op>,

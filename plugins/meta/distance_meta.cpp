@@ -30,8 +30,7 @@ Tensor _pdist_forward(const Tensor& self, double /*p*/) {
   return common::empty_output(common::pdist_sizes(self), self.scalar_type(), self.device());
 }
 
-Tensor _pdist_backward(const Tensor& grad, const Tensor& self, double /*p*/,
-                       const Tensor& pdist) {
+Tensor _pdist_backward(const Tensor& grad, const Tensor& self, double /*p*/, const Tensor& pdist) {
   common::pdist_backward_check(grad, self, pdist);
   return common::empty_output(self.sizes(), self.scalar_type(), self.device());
 }

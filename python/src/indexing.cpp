@@ -10,8 +10,9 @@
 // plugins/common/index_shape.h). A list is a single advanced index (x[[0, 1]]) unless it holds a
 // slice, None, `...`, a tensor or another sequence, when it is read as a tuple of items (NumPy's
 // legacy rule, as PyTorch's treatSequenceAsTuple). A Python bool adds a dimension of size 1
-// (True) or 0 (False). Assignment drops the value's leading size-1 dimensions (PyTorch's slicePrefix1sSize) before copy_, fill_ or index_put_; a
-// number takes self's dtype, a tensor keeps its own (index_put_ refuses another, as torch's).
+// (True) or 0 (False). Assignment drops the value's leading size-1 dimensions (PyTorch's
+// slicePrefix1sSize) before copy_, fill_ or index_put_; a number takes self's dtype, a tensor keeps
+// its own (index_put_ refuses another, as torch's).
 //
 // Also here: the properties x.T (dimensions reversed) and x.mT (the last two swapped).
 

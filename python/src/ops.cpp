@@ -251,8 +251,7 @@ PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) noexcept {
 // with x prepended and no bound method made, through vectorcall. Anywhere else (getattr(x,
 // "add")) its __get__ makes an ordinary bound method. It holds the packet, whose caches it uses.
 struct TensorMethod {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* packet;  // an OpPacket
   PyObject* name;    // str: __name__ and __qualname__
 };
@@ -306,12 +305,11 @@ PyTypeObject* tensor_method_type() {
         {"__qualname__", T_OBJECT_EX, offsetof(TensorMethod, name), READONLY, nullptr},
         {"_packet", T_OBJECT_EX, offsetof(TensorMethod, packet), READONLY, nullptr},
         {nullptr, 0, 0, 0, nullptr}};
-    static PyType_Slot slots[] = {
-        {Py_tp_members, members},
-        {Py_tp_call, reinterpret_cast<void*>(&PyVectorcall_Call)},
-        {Py_tp_descr_get, reinterpret_cast<void*>(&tensor_method_get)},
-        {Py_tp_dealloc, reinterpret_cast<void*>(&tensor_method_dealloc)},
-        {0, nullptr}};
+    static PyType_Slot slots[] = {{Py_tp_members, members},
+                                  {Py_tp_call, reinterpret_cast<void*>(&PyVectorcall_Call)},
+                                  {Py_tp_descr_get, reinterpret_cast<void*>(&tensor_method_get)},
+                                  {Py_tp_dealloc, reinterpret_cast<void*>(&tensor_method_dealloc)},
+                                  {0, nullptr}};
     static PyType_Spec spec = {
         "opdispatch._C._TensorMethod", sizeof(TensorMethod), 0,
         Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, slots};

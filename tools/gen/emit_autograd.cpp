@@ -47,7 +47,8 @@ std::string owned_type(const std::string& cpp) {
   if (cpp == "IntArrayRef") return "std::vector<int64_t>";
   if (cpp == "OptionalIntArrayRef") return "std::optional<std::vector<int64_t>>";
   if (cpp == "std::string_view") return "std::string";
-  if (cpp == "const std::vector<std::optional<Tensor>>&") return "std::vector<std::optional<Tensor>>";
+  if (cpp == "const std::vector<std::optional<Tensor>>&")
+    return "std::vector<std::optional<Tensor>>";
   return cpp;
 }
 std::string view_local(const std::string& cpp, const std::string& name) {

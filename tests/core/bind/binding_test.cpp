@@ -156,7 +156,9 @@ TEST(EvalBinding, ArithmeticTakesNumbersAsWrappedNumberTensors) {
   EXPECT_EQ(chosen("aten::add.out", args({x, 2.5}, {{"out", x}})), "aten::add.out");
   EXPECT_EQ(error_text<TypeError>([] { bind_call("relu", args({2}), {}); }),
             "relu(): argument 'self' (position 1) must be Tensor, not int");
-  EXPECT_THAT(error_text<TypeError>([&] { bind_call("add", args({x, "a"}, {{"out", x}}), {}); }),
+  EXPECT_THAT(error_text<TypeError>([&] {
+                bind_call("add", args({x, "a"}, {{"out", x}}), {});
+              }),
               HasSubstr("argument 'other' (position 2) must be Tensor, not str"));
 }
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "op_test_util.h"
-#include "warning_capture.h"
 #include "opd/ops.h"
+#include "warning_capture.h"
 
 namespace opd {
 namespace {

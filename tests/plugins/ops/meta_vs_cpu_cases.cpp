@@ -252,15 +252,15 @@ void add_binary_operators_i(std::map<std::string, CaseFn>& m) {
   };
   const auto dividing = [](Gen& g) {
     auto [sa, sb] = g.broadcast_pair();
-    return Case{{g.tensor(sa, g.dtype()), g.tensor(sb, g.pick(std::vector<ScalarType>{
-                                                             kFloat, kDouble}))},
-                {}};
+    return Case{
+        {g.tensor(sa, g.dtype()), g.tensor(sb, g.pick(std::vector<ScalarType>{kFloat, kDouble}))},
+        {}};
   };
   const auto number = [](Gen& g) { return Case{{g.tensor(), g.scalar()}, {}}; };
   const auto number_self = [](Gen& g) { return Case{{g.scalar(), g.tensor()}, {}}; };
   const std::vector<ScalarType> any = {kFloat, kLong, kBool};
-  for (std::string op : {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-                         "bitwise_right_shift"}) {
+  for (std::string op :
+       {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"}) {
     m[op + ".Tensor"] = m[op + "_.Tensor"] = pair;
     m[op + ".Tensor_out"] = with_out(pair, "out", any);
     const bool shift = op.find("shift") != std::string::npos;
@@ -777,10 +777,11 @@ void add_autograd(std::map<std::string, CaseFn>& m) {
 void add_unary(std::map<std::string, CaseFn>& m) {
   const auto one_tensor = [](Gen& g) { return Case{{g.tensor()}, {}}; };
   for (const char* name :
-       {"exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs", "floor",
-        "ceil", "round", "trunc", "frac", "sign", "sgn", "reciprocal", "log1p", "expm1", "log2",
-        "log10", "exp2", "erf", "erfc", "erfinv", "asin", "acos", "atan", "asinh", "acosh",
-        "atanh", "sinh", "cosh", "tan", "bitwise_not", "logical_not"}) {
+       {"exp",  "log",        "sqrt",  "rsqrt",       "sin",        "cos",   "tanh",  "sigmoid",
+        "neg",  "abs",        "floor", "ceil",        "round",      "trunc", "frac",  "sign",
+        "sgn",  "reciprocal", "log1p", "expm1",       "log2",       "log10", "exp2",  "erf",
+        "erfc", "erfinv",     "asin",  "acos",        "atan",       "asinh", "acosh", "atanh",
+        "sinh", "cosh",       "tan",   "bitwise_not", "logical_not"}) {
     const std::string op = name;
     if (!m.count(op)) m[op] = one_tensor;
     m[op + "_"] = one_tensor;

@@ -53,7 +53,8 @@ Arg fitting_scalar(Gen& g, ScalarType dtype) {
 CaseFn out_form(CaseFn functional, std::string name = "out") {
   return [functional, name](Gen& g) {
     Case c = functional(g);
-    c.named[name] = g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), g.chance(0.3) ? g.dtype() : kFloat);
+    c.named[name] =
+        g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), g.chance(0.3) ? g.dtype() : kFloat);
     return c;
   };
 }
@@ -80,9 +81,12 @@ ScatterArgs scatter_args(Gen& g) {
 
 Case gather_case(Gen& g) {
   ScatterArgs a = scatter_args(g);
-  return Case{{g.tensor(a.self, a.dtype), g.value(IValue(a.dim)),
-               index_tensor(g, a.index, 0, size_at(a.self, a.dim < 0 ? a.dim + std::max<int64_t>(rank_of(a.self), 1) : a.dim))},
-              {}};
+  return Case{
+      {g.tensor(a.self, a.dtype), g.value(IValue(a.dim)),
+       index_tensor(
+           g, a.index, 0,
+           size_at(a.self, a.dim < 0 ? a.dim + std::max<int64_t>(rank_of(a.self), 1) : a.dim))},
+      {}};
 }
 
 // scatter with a src tensor (src_kind 1), a value (2); reduce choices when it takes one.
@@ -205,8 +209,7 @@ CaseFn index_put_case() {
                      ? shaped_like(
                            g, {self, indices},
                            [](const std::vector<IValue>& v) {
-                             return opd::index(v[0].to_tensor(),
-                                               v[1].to_optional_tensor_list());
+                             return opd::index(v[0].to_tensor(), v[1].to_optional_tensor_list());
                            },
                            vdt, "zeros shaped as self[indices]")
                      : g.tensor(g.chance(0.7) ? Shape{} : g.shape(0, 2), vdt);
@@ -239,9 +242,8 @@ Shape split_sizes(Gen& g, int64_t total) {
 Case split_with_sizes_case(Gen& g) {
   Shape s = g.shape(g.chance(0.05) ? 0 : 1, 3);
   auto [d, dd] = pick_dim(g, s);
-  return Case{{g.tensor(s, g.dtype()), g.int_list(split_sizes(g, size_at(s, dd))),
-               g.value(IValue(d))},
-              {}};
+  return Case{
+      {g.tensor(s, g.dtype()), g.int_list(split_sizes(g, size_at(s, dd))), g.value(IValue(d))}, {}};
 }
 
 Case repeat_case(Gen& g) {
@@ -338,7 +340,9 @@ CaseFn view_scatter_case(int kind) {
     if (kind == 0) {
       int64_t index = size == 0 ? 0 : g.integer(-size, size - 1);
       rest = {g.value(IValue(d)), g.value(IValue(index))};
-      view = [d, index](const std::vector<IValue>& v) { return opd::select(v[0].to_tensor(), d, index); };
+      view = [d, index](const std::vector<IValue>& v) {
+        return opd::select(v[0].to_tensor(), d, index);
+      };
     } else if (kind == 1) {
       int64_t start = g.integer(0, size), end = g.integer(start, size), step = g.integer(1, 3);
       rest = {g.value(IValue(d)), g.value(IValue(start)), g.value(IValue(end)),
@@ -367,8 +371,8 @@ Case index_fill_case(Gen& g) {
   ScalarType dt = g.dtype();
   auto [d, dd] = pick_dim(g, s);
   Shape is = g.chance(0.85) ? Shape{g.integer(0, 3)} : g.chance(0.7) ? Shape{} : Shape{2, 2};
-  return Case{{g.tensor(s, dt), g.value(IValue(d)), index_tensor(g, is, -size_at(s, dd), size_at(s, dd)),
-               fitting_scalar(g, dt)},
+  return Case{{g.tensor(s, dt), g.value(IValue(d)),
+               index_tensor(g, is, -size_at(s, dd), size_at(s, dd)), fitting_scalar(g, dt)},
               {}};
 }
 
@@ -433,7 +437,8 @@ void add_products(std::map<std::string, CaseFn>& m) {
   m["baddbmm"] = [](Gen& g) {
     int64_t b = g.integer(0, 3), r = g.integer(0, 3), k = g.integer(0, 3), n = g.integer(0, 3);
     ScalarType dt = mat_dtype(g);
-    Shape self = g.pick(std::vector<Shape>{{b, r, n}, {b, r, n}, {n}, {1, r, 1}, {}, {b + 1, r, n}});
+    Shape self =
+        g.pick(std::vector<Shape>{{b, r, n}, {b, r, n}, {n}, {1, r, 1}, {}, {b + 1, r, n}});
     return Case{{g.tensor(self, dt), g.tensor({b, r, k}, dt), g.tensor({b, near(g, k), n}, dt)},
                 {{"beta", g.scalar()}, {"alpha", g.scalar()}}};
   };
@@ -442,8 +447,10 @@ void add_products(std::map<std::string, CaseFn>& m) {
     int64_t n = g.integer(0, std::min(rank_of(a), rank_of(b)));
     Shape da = some_dims(g, rank_of(a), n), db = some_dims(g, rank_of(b), n);
     for (int64_t i = 0; i < n; ++i) {  // contracted sizes match (mostly)
-      int64_t x = da[static_cast<size_t>(i)] < 0 ? da[static_cast<size_t>(i)] + rank_of(a) : da[static_cast<size_t>(i)];
-      int64_t y = db[static_cast<size_t>(i)] < 0 ? db[static_cast<size_t>(i)] + rank_of(b) : db[static_cast<size_t>(i)];
+      int64_t x = da[static_cast<size_t>(i)] < 0 ? da[static_cast<size_t>(i)] + rank_of(a)
+                                                 : da[static_cast<size_t>(i)];
+      int64_t y = db[static_cast<size_t>(i)] < 0 ? db[static_cast<size_t>(i)] + rank_of(b)
+                                                 : db[static_cast<size_t>(i)];
       b[static_cast<size_t>(y)] = near(g, a[static_cast<size_t>(x)]);
     }
     ScalarType dt = mat_dtype(g);
@@ -461,7 +468,9 @@ void add_products(std::map<std::string, CaseFn>& m) {
     b.insert(b.end(), {r2, near(g, c)});
     return std::pair{g.tensor(a, dt), g.tensor(b, dt)};
   };
-  auto p_arg = [](Gen& g) { return g.value(IValue(g.pick(std::vector<double>{2.0, 1.0, 0.0, 3.5, -1.0}))); };
+  auto p_arg = [](Gen& g) {
+    return g.value(IValue(g.pick(std::vector<double>{2.0, 1.0, 0.0, 3.5, -1.0})));
+  };
   m["_euclidean_dist"] = [=](Gen& g) {
     int64_t r1, r2;
     ScalarType dt;
@@ -506,7 +515,8 @@ void add_index_cases(std::map<std::string, CaseFn>& m) {
   };
   for (const auto& [name, fn] : scatters) {
     size_t dot = name.find('.');
-    std::string base = name.substr(0, dot), overload = dot == std::string::npos ? "" : name.substr(dot);
+    std::string base = name.substr(0, dot),
+                overload = dot == std::string::npos ? "" : name.substr(dot);
     m[name] = fn;
     m[base + "_" + overload] = fn;
     m[overload.empty() ? base + ".out" : name + "_out"] = out_form(fn);
@@ -520,12 +530,10 @@ void add_index_cases(std::map<std::string, CaseFn>& m) {
     return Case{{g.tensor(s, g.dtype()), indices_arg(g, s)}, {}};
   };
   m["index_put_"] = m["index_put"] = index_put_case();
-  m["masked_fill.Scalar"] = m["masked_fill_.Scalar"] = [](Gen& g) {
-    return masked_fill_case(g, false);
-  };
-  m["masked_fill.Tensor"] = m["masked_fill_.Tensor"] = [](Gen& g) {
-    return masked_fill_case(g, true);
-  };
+  m["masked_fill.Scalar"] =
+      m["masked_fill_.Scalar"] = [](Gen& g) { return masked_fill_case(g, false); };
+  m["masked_fill.Tensor"] =
+      m["masked_fill_.Tensor"] = [](Gen& g) { return masked_fill_case(g, true); };
   m["split_with_sizes"] = m["split.sizes"] = split_with_sizes_case;
   m["repeat"] = repeat_case;
   m["movedim.intlist"] = m["moveaxis.intlist"] = movedim_case;

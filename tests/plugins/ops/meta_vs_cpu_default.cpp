@@ -158,16 +158,16 @@ struct Draw {
           }
           std::vector<std::string> texts;
           for (const Arg& x : items) texts.push_back(x.text);
-          return Arg{[items](Device d) {
-                       std::vector<std::optional<Tensor>> ts;
-                       for (const Arg& x : items) {
-                         IValue v = x.make(d);
-                         ts.push_back(v.is_none() ? std::nullopt
-                                                  : std::optional<Tensor>(v.to_tensor()));
-                       }
-                       return IValue(std::move(ts));
-                     },
-                     fmt::format("[{}]", fmt::join(texts, ", "))};
+          return Arg{
+              [items](Device d) {
+                std::vector<std::optional<Tensor>> ts;
+                for (const Arg& x : items) {
+                  IValue v = x.make(d);
+                  ts.push_back(v.is_none() ? std::nullopt : std::optional<Tensor>(v.to_tensor()));
+                }
+                return IValue(std::move(ts));
+              },
+              fmt::format("[{}]", fmt::join(texts, ", "))};
         }
         return std::nullopt;
       }
@@ -186,9 +186,9 @@ CaseFn default_generator(const FunctionSchema& schema) {
     if (t->kind() == TypeKind::List) t = t->contained()[0].get();
     if (t->kind() == TypeKind::Optional) t = t->contained()[0].get();
     static const std::set<TypeKind> kDrawn = {
-        TypeKind::Tensor,       TypeKind::Int,    TypeKind::SymInt, TypeKind::Float,
-        TypeKind::Bool,         TypeKind::Scalar, TypeKind::Str,    TypeKind::ScalarType,
-        TypeKind::Layout,       TypeKind::Device, TypeKind::MemoryFormat, TypeKind::Generator};
+        TypeKind::Tensor, TypeKind::Int,    TypeKind::SymInt,       TypeKind::Float,
+        TypeKind::Bool,   TypeKind::Scalar, TypeKind::Str,          TypeKind::ScalarType,
+        TypeKind::Layout, TypeKind::Device, TypeKind::MemoryFormat, TypeKind::Generator};
     if (!kDrawn.count(t->kind())) return nullptr;
   }
   return [schema](Gen& g) {
@@ -199,8 +199,8 @@ CaseFn default_generator(const FunctionSchema& schema) {
       // Draw even a kept default, so that later arguments see the same self.
       std::optional<Arg> v = draw.of(a, *a.type());
       // A device is never left to its default: Meta needs device=meta.
-      const Type* inner = a.type()->kind() == TypeKind::Optional ? a.type()->contained()[0].get()
-                                                                 : a.type().get();
+      const Type* inner =
+          a.type()->kind() == TypeKind::Optional ? a.type()->contained()[0].get() : a.type().get();
       if (has_default && !a.is_out() && inner->kind() != TypeKind::Device && g.chance(0.5))
         continue;
       if (v) c.named[a.name()] = std::move(*v);

@@ -32,9 +32,9 @@ constexpr size_t kFailuresShown = 3;
 
 // An operator as the YAML declares it.
 struct YamlOperator {
-  std::string name;     // "add.Tensor"
-  std::string func;     // its schema, "add.Tensor(Tensor self, ...) -> Tensor"
-  bool has_dispatch;    // served by the kernel plugins (else by a plugin that registers itself)
+  std::string name;   // "add.Tensor"
+  std::string func;   // its schema, "add.Tensor(Tensor self, ...) -> Tensor"
+  bool has_dispatch;  // served by the kernel plugins (else by a plugin that registers itself)
   // tags: data_dependent_output or dynamic_output_shape (a value or a size only CPU can produce)
   bool data_dependent;
 };

@@ -155,9 +155,7 @@ TEST_P(NnOps, SoftmaxErrors) {
             "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
   EXPECT_EQ(error_of_type<IndexError>([&] { opd::log_softmax(x, -3); }),
             "Dimension out of range (expected to be in range of [-2, 1], but got -3)");
-  std::string msg = error_of_type<Error>([&] {
-    opd::_softmax(in({1, 2}, {2}, kLong), 0, false);
-  });
+  std::string msg = error_of_type<Error>([&] { opd::_softmax(in({1, 2}, {2}, kLong), 0, false); });
   EXPECT_THAT(msg, ::testing::HasSubstr("softmax"));
   EXPECT_THAT(msg, ::testing::HasSubstr("Long"));
   msg = error_of_type<Error>([&] { opd::log_softmax(in({1, 2}, {2}, kLong), 0); });

@@ -208,8 +208,9 @@ TEST_F(UnaryOpsMeta, ShapesDtypesAndErrorsMatchTheCpu) {
   EXPECT_EQ(test::error_of([&] { neg(meta({1}, kBool)); }),
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead.");
-  EXPECT_EQ(test::error_of([&] { clamp(meta({1}, kFloat), std::optional<Scalar>(), std::nullopt); }),
-            "torch.clamp: At least one of 'min' or 'max' must not be None");
+  EXPECT_EQ(
+      test::error_of([&] { clamp(meta({1}, kFloat), std::optional<Scalar>(), std::nullopt); }),
+      "torch.clamp: At least one of 'min' or 'max' must not be None");
   EXPECT_EQ(test::error_of([&] { gelu(meta({1}, kFloat), "fast"); }),
             "approximate argument must be either none or tanh.");
 }
@@ -298,8 +299,8 @@ TEST_F(UnaryOpsCpu, SignTestsAndBitwise) {
   EXPECT_TRUE(tensors_equal(isnan(x), vec({0, 0, 0, 1}, kBool)));
   EXPECT_TRUE(tensors_equal(isfinite(x), vec({1, 0, 0, 0}, kBool)));
   EXPECT_TRUE(tensors_equal(isfinite(vec({1}, kLong)), vec({1}, kBool)));
-  EXPECT_TRUE(tensors_equal(nan_to_num(x, 5.0), vec({1, 3.4028234663852886e38,
-                                                     -3.4028234663852886e38, 5})));
+  EXPECT_TRUE(tensors_equal(nan_to_num(x, 5.0),
+                            vec({1, 3.4028234663852886e38, -3.4028234663852886e38, 5})));
   EXPECT_TRUE(tensors_equal(bitwise_not(vec({0, 5}, kLong)), vec({-1, -6}, kLong)));
   EXPECT_TRUE(tensors_equal(bitwise_not(vec({0, 1}, kBool)), vec({1, 0}, kBool)));
   EXPECT_TRUE(tensors_equal(logical_not(vec({0, 2.5})), vec({1, 0}, kBool)));
@@ -329,8 +330,7 @@ TEST_F(UnaryOpsCpu, ClampWithTensorsAndOneBound) {
   EXPECT_TRUE(tensors_equal(clamp(x, vec({-1}), vec({2})), vec({-1, 0, 2, kNaN})));
   EXPECT_TRUE(tensors_equal(clamp(x, std::nullopt, vec({2, 2, 2, 2})), vec({-3, 0, 2, kNaN})));
   EXPECT_TRUE(tensors_equal(clamp_min(vec({1, 5}, kInt), vec({3}, kLong)), vec({3, 5}, kLong)));
-  EXPECT_TRUE(tensors_equal(clamp_max(vec({0, 1}, kBool), vec({0, 0}, kBool)),
-                            vec({0, 0}, kBool)));
+  EXPECT_TRUE(tensors_equal(clamp_max(vec({0, 1}, kBool), vec({0, 0}, kBool)), vec({0, 0}, kBool)));
   EXPECT_EQ(test::error_of([&] { clamp(x, std::optional<Tensor>(), std::optional<Tensor>()); }),
             "torch.clamp: At least one of 'min' or 'max' must not be None");
 }

@@ -370,7 +370,8 @@ TEST_P(ViewOps, CatErrors) {
             "Tensors must have same number of dimensions: got 2 and 1");
 }
 
-// ---- shape operators and advanced indexing (issue #31) -------------------------------------------
+// ---- shape operators and advanced indexing (issue #31)
+// -------------------------------------------
 
 TEST_P(ViewOps, SplitChunkUnbindNarrowMovedimAndDiagonalAreViews) {
   Tensor x = iota({3, 4});
@@ -396,7 +397,9 @@ TEST_P(ViewOps, SplitChunkUnbindNarrowMovedimAndDiagonalAreViews) {
   EXPECT_EQ(sizes(unflatten(x, 1, {2, -1})), (Ints{3, 2, 2}));
   EXPECT_EQ(test::error_of([&] { narrow(x, 1, 2, 3); }),
             "start (2) + length (3) exceeds dimension size (4).");
-  EXPECT_EQ(test::error_of([&] { split(x, Ints{1, 1}, 1); }),
+  EXPECT_EQ(test::error_of([&] {
+              split(x, Ints{1, 1}, 1);
+            }),
             "split_with_sizes expects split_sizes to sum exactly to 4 (input tensor's size at "
             "dimension 1), but got split_sizes=[1, 1]");
 }
@@ -404,15 +407,19 @@ TEST_P(ViewOps, SplitChunkUnbindNarrowMovedimAndDiagonalAreViews) {
 TEST_P(ViewOps, StackRepeatFlipRollAndTriangles) {
   Tensor a = iota({2, 3});
   EXPECT_EQ(sizes(stack({a, a}, 1)), (Ints{2, 2, 3}));
-  EXPECT_TRUE(tensors_equal(make({1, 2}, {2}).repeat({2, 2}),
-                            make({1, 2, 1, 2, 1, 2, 1, 2}, {2, 4})));
+  EXPECT_TRUE(
+      tensors_equal(make({1, 2}, {2}).repeat({2, 2}), make({1, 2, 1, 2, 1, 2, 1, 2}, {2, 4})));
   EXPECT_TRUE(tensors_equal(flip(a, {0, 1}), make({5, 4, 3, 2, 1, 0}, {2, 3})));
   EXPECT_TRUE(tensors_equal(roll(a, {1}), make({5, 0, 1, 2, 3, 4}, {2, 3})));
   EXPECT_TRUE(tensors_equal(tril(a), make({0, 0, 0, 3, 4, 0}, {2, 3})));
   EXPECT_TRUE(tensors_equal(triu(a, 1), make({0, 1, 2, 0, 0, 5}, {2, 3})));
-  EXPECT_EQ(test::error_of([&] { flip(a, {0, 0}); }),
+  EXPECT_EQ(test::error_of([&] {
+              flip(a, {0, 0});
+            }),
             "dim 0 appears multiple times in the list of dims");
-  EXPECT_EQ(test::error_of([&] { stack({a, iota({3})}); }),
+  EXPECT_EQ(test::error_of([&] {
+              stack({a, iota({3})});
+            }),
             "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [3] at "
             "entry 1");
 }
