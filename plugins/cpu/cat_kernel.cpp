@@ -12,6 +12,7 @@
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/convert.h"
+#include "cpu/element_words.h"
 #include "cpu/parallel.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
@@ -23,23 +24,7 @@ namespace {
 // Bytes copied per parallel chunk.
 constexpr int64_t kGrainBytes = 1 << 18;
 
-// Same-dtype copies move elements as opaque words of their size, so every dtype (Half and
-// BFloat16 included) is copied.
-template <class F>
-void visit_word(size_t size, F&& f) {
-  switch (size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      return f(std::complex<double>{});  // 16 bytes
-  }
-}
+using cpu::visit_word;
 
 using cpu::convert;
 

@@ -17,6 +17,7 @@
 #include "common/output.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
+#include "cpu/element_words.h"
 #include "cpu/parallel.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
@@ -81,22 +82,7 @@ Rows rows_of(const Tensor& self, const common::IndexPlan& plan) {
   return r;
 }
 
-// Same-dtype moves copy elements as opaque words of their size.
-template <class F>
-void visit_word(size_t size, F&& f) {
-  switch (size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      return f(std::complex<double>{});
-  }
-}
+using cpu::visit_word;
 
 template <class T>
 void accumulate_into(T& dst, const T& v) {

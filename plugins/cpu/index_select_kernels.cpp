@@ -12,6 +12,7 @@
 #include "common/scatter_gather_shape.h"
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
+#include "cpu/element_words.h"
 #include "cpu/index_lines.h"
 #include "cpu/parallel.h"
 #include "opd/half.h"
@@ -39,20 +40,7 @@ std::vector<int64_t> index_values(const Tensor& index) {
   return v;
 }
 
-// Elements moved as opaque words of their size.
-template <class F>
-void visit_word(size_t size, F&& f) {
-  switch (size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    default:
-      return f(uint64_t{});
-  }
-}
+using cpu::visit_word;
 
 // result (contiguous, index_select's sizes) = the slices of self along dim that index names.
 void index_select_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& result) {

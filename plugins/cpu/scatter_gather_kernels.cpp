@@ -14,6 +14,7 @@
 
 #include "common/scatter_gather_shape.h"
 #include "common/type_dispatch.h"
+#include "cpu/element_words.h"
 #include "cpu/index_lines.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
@@ -32,25 +33,7 @@ void check_index(int64_t k, int64_t dim, int64_t bound) {
             bound);
 }
 
-// Elements moved as opaque words of their size: gather and scatter copy values of every dtype.
-struct Word16 {
-  uint64_t lo, hi;
-};
-template <class F>
-void visit_word(size_t size, F&& f) {
-  switch (size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      return f(Word16{});
-  }
-}
+using cpu::visit_word;
 
 template <class T>
 constexpr bool kReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;

@@ -9,6 +9,7 @@
 #include "common/index_shape.h"
 #include "common/output.h"
 #include "cpu/allocator.h"
+#include "cpu/element_words.h"
 #include "cpu/parallel.h"
 #include "opd/native/CPU.h"
 
@@ -18,21 +19,7 @@ namespace {
 
 constexpr int64_t kGrain = 1 << 15;
 
-template <class F>
-void visit_word(size_t size, F&& f) {
-  switch (size) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      return f(std::complex<double>{});
-  }
-}
+using cpu::visit_word;
 
 // tril (lower) or triu: writes `out` (contiguous, of self's shape) from self, or zeroes self in
 // place when out is undefined. Element (.., i, j) is kept when j - i <= diagonal (tril) or
