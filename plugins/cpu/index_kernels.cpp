@@ -146,7 +146,7 @@ Tensor index_Tensor(const Tensor& self, const std::vector<std::optional<Tensor>>
                             const W* from = src + row_offset(*s, l);
                             if (q == 1) {
                               dst[l] = *from;
-                            } else {
+                            } else if (q > 1) {  // none when self has a 0-size dimension
                               std::memcpy(dst + l * q, from, q * sizeof(W));
                             }
                           }

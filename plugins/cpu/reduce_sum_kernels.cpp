@@ -39,10 +39,18 @@ struct SumReducer : ElementwiseReducer<SumReducer<T, Out, kKind>, T, sum_acc_t<T
   }
   template <class V>
   V op(V a, V b) const {
-    if constexpr (kKind == SumKind::kProd)
+    if constexpr (std::is_integral_v<V> && std::is_signed_v<V>) {
+      // Integers wrap on overflow, as PyTorch's sums and products do; computed unsigned, where
+      // wrapping is defined.
+      using U = std::make_unsigned_t<V>;
+      const U x = static_cast<U>(a), y = static_cast<U>(b);
+      return static_cast<V>(kKind == SumKind::kProd ? static_cast<U>(x * y)
+                                                    : static_cast<U>(x + y));
+    } else if constexpr (kKind == SumKind::kProd) {
       return a * b;
-    else
+    } else {
       return a + b;
+    }
   }
   void write(int64_t o, A a) const {
     if constexpr (kKind == SumKind::kMean)

@@ -241,7 +241,9 @@ def _empty_like_result(r, dtype_override=None, shape=None):
     if isinstance(r, (tuple, list)):
         return tuple(_empty_like_result(x, dtype_override, shape) for x in r)
     dt = getattr(opdispatch, dtype_override) if dtype_override else r.dtype
-    return opdispatch.empty(list(r.shape) if shape is None else shape, dtype=dt)
+    # zeros, not empty: a buffer that is copied (to torch) is never read uninitialised (a bool
+    # byte other than 0 or 1 is undefined behaviour, which UBSan reports under the asan preset).
+    return opdispatch.zeros(list(r.shape) if shape is None else shape, dtype=dt)
 
 
 def _assert_is(result, out, what):
