@@ -210,6 +210,22 @@ def _named_function(name):
     return op
 
 
+def method_op(name):
+    """An ``op`` calling ``x.<name>(...)`` in either library (torch has no function for some)."""
+    def op(lib, self, *args, **kwargs):
+        return getattr(self, name)(*args, **kwargs)
+    op.__name__ = name
+    return op
+
+
+def aten_op(name, overload):
+    """An ``op`` calling ``lib.ops.aten.<name>.<overload>``, the same path in both libraries."""
+    def op(lib, *args, **kwargs):
+        return getattr(getattr(lib.ops.aten, name), overload)(*args, **kwargs)
+    op.__name__ = f"{name}.{overload}"
+    return op
+
+
 def _describe(value):
     if isinstance(value, opdispatch.Tensor):
         extra = "" if value.is_contiguous() else f", stride={tuple(value.stride())}"

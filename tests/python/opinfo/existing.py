@@ -4,26 +4,12 @@ cat, softmax and its private forms, the losses, copy_/fill_/zero_, conversions a
 unary, binary and comparison operators their families'.)"""
 
 import opdispatch
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from opinfo.core import ErrorInput, OpInfo, SampleInput, aten_op, method_op, dtypes as D
 
 ALL = D.all_and_bool + D.complex
 SOFTMAX_DTYPES = ("float32", "float64", "bfloat16")  # torch 1.13's CPU softmax: no Half
 
 
-def _method(name):
-    """x.<name>(...) in either library: torch has no function for these."""
-    def op(lib, self, *args, **kwargs):
-        return getattr(self, name)(*args, **kwargs)
-    op.__name__ = name
-    return op
-
-
-def _aten(name, overload):
-    """lib.ops.aten.<name>.<overload>, the same path in both libraries."""
-    def op(lib, *args, **kwargs):
-        return getattr(getattr(lib.ops.aten, name), overload)(*args, **kwargs)
-    op.__name__ = f"{name}.{overload}"
-    return op
 
 
 def _aten_out(name, out_name="out"):
@@ -495,7 +481,7 @@ def errors_arange(op, make):
 _VIEW = dict(supports_out=False, dtypes=ALL)
 
 OP_DB = [
-    OpInfo("view", op=_method("view"), method=False, sample_inputs=sample_view,
+    OpInfo("view", op=method_op("view"), method=False, sample_inputs=sample_view,
            error_inputs=errors_view, **_VIEW),
     OpInfo("reshape", sample_inputs=sample_reshape, error_inputs=None, **_VIEW),
     OpInfo("as_strided", sample_inputs=sample_as_strided, error_inputs=errors_as_strided,
@@ -504,16 +490,16 @@ OP_DB = [
            error_inputs=errors_dim_out_of_range((0, 2)), **_VIEW),
     OpInfo("t", sample_inputs=sample_t, error_inputs=errors_t, **_VIEW),
     OpInfo("permute", sample_inputs=sample_permute, error_inputs=errors_permute, **_VIEW),
-    OpInfo("expand", op=_method("expand"), method=False, sample_inputs=sample_expand,
+    OpInfo("expand", op=method_op("expand"), method=False, sample_inputs=sample_expand,
            error_inputs=errors_expand, **_VIEW),
     OpInfo("squeeze.dim", sample_inputs=sample_squeeze,
            error_inputs=errors_dim_out_of_range((2,)), **_VIEW),
     OpInfo("unsqueeze", sample_inputs=sample_unsqueeze, **_VIEW),
-    OpInfo("slice", op=_aten("slice", "Tensor"), method=False, sample_inputs=sample_slice,
+    OpInfo("slice", op=aten_op("slice", "Tensor"), method=False, sample_inputs=sample_slice,
            error_inputs=errors_slice, **_VIEW),
     OpInfo("select", sample_inputs=sample_select, error_inputs=errors_select, **_VIEW),
     OpInfo("flatten", sample_inputs=sample_flatten, **_VIEW),
-    OpInfo("contiguous", op=_method("contiguous"), method=False,
+    OpInfo("contiguous", op=method_op("contiguous"), method=False,
            sample_inputs=sample_unary_layouts, **_VIEW),
     OpInfo("clone", sample_inputs=sample_unary_layouts, **_VIEW),
     OpInfo("cat", method=False, supports_out=False, dtypes=ALL, sample_inputs=sample_cat,
@@ -546,11 +532,11 @@ OP_DB = [
            ref=ref_softmax_backward("_log_softmax_backward_data"), method=False,
            dtypes=SOFTMAX_DTYPES, sample_inputs=sample_softmax_backward,
            tol={"bfloat16": (5e-2, 2e-2)}),
-    OpInfo("nll_loss_forward", op=_aten("nll_loss_forward", "default"), method=False,
+    OpInfo("nll_loss_forward", op=aten_op("nll_loss_forward", "default"), method=False,
            supports_out=False, dtypes=SOFTMAX_DTYPES, sample_inputs=sample_nll_loss_forward),
-    OpInfo("nll_loss_backward", op=_aten("nll_loss_backward", "default"), method=False,
+    OpInfo("nll_loss_backward", op=aten_op("nll_loss_backward", "default"), method=False,
            supports_out=False, dtypes=SOFTMAX_DTYPES, sample_inputs=sample_nll_loss_backward),
-    OpInfo("mse_loss_backward", op=_aten("mse_loss_backward", "default"), method=False,
+    OpInfo("mse_loss_backward", op=aten_op("mse_loss_backward", "default"), method=False,
            supports_out=False, dtypes=("float32", "float64"),  # torch 1.13: no Half backward
            sample_inputs=sample_mse_loss_backward),
     OpInfo("copy_", op=_cloned("copy_"), method=False, inplace="copy_", supports_out=False,
@@ -559,9 +545,9 @@ OP_DB = [
            dtypes=ALL, sample_inputs=sample_fill, error_inputs=errors_fill),
     OpInfo("zero_", op=_cloned("zero_"), method=False, inplace="zero_", supports_out=False,
            dtypes=ALL, sample_inputs=sample_zero),
-    OpInfo("to.dtype", op=_method("to"), method=False, supports_out=False, dtypes=ALL,
+    OpInfo("to.dtype", op=method_op("to"), method=False, supports_out=False, dtypes=ALL,
            sample_inputs=sample_to),
-    OpInfo("_to_copy", op=_aten("_to_copy", "default"), method=False, supports_out=False, dtypes=ALL,
+    OpInfo("_to_copy", op=aten_op("_to_copy", "default"), method=False, supports_out=False, dtypes=ALL,
            sample_inputs=sample_to_copy),
     OpInfo("zeros", method=False, supports_out=False, supports_autograd=False, dtypes=ALL,
            is_factory=True, sample_inputs=sample_sized_factory),

@@ -3,7 +3,7 @@ triu_indices, the new_* methods, which take self's dtype and device, and the ran
 randint, randperm, randint_like, rand_like and randn_like (dtype and shape only: another
 generator than torch's)."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from opinfo.core import ErrorInput, OpInfo, SampleInput, method_op, dtypes as D
 
 NOT_BOOL = D.all + D.complex
 
@@ -67,12 +67,6 @@ def sample_new_full(op, make, dtype, rg):
     yield SampleInput(make((2,)), args=((3,), 1.5), kwargs={"dtype": "float64"}, name="dtype")
 
 
-def _method(name):
-    def op(lib, self, *args, **kwargs):
-        return getattr(self, name)(*args, **kwargs)
-    op.__name__ = name
-    return op
-
 
 def _new_empty(lib, self, *args, **kwargs):
     """new_empty's values are not defined: zeroed, to compare dtype, shape and device."""
@@ -124,13 +118,13 @@ OP_DB = [
     OpInfo("triu_indices", method=False, dtypes=("int64", "int32"),
            sample_inputs=sample_trilu_indices, error_inputs=errors_trilu_indices,
            is_factory=True, supports_out=False, supports_autograd=False),
-    OpInfo("new_zeros", op=_method("new_zeros"), method=False, dtypes=D.all_and_bool,
+    OpInfo("new_zeros", op=method_op("new_zeros"), method=False, dtypes=D.all_and_bool,
            sample_inputs=sample_new, supports_out=False, supports_autograd=False),
-    OpInfo("new_ones", op=_method("new_ones"), method=False, dtypes=D.all_and_bool,
+    OpInfo("new_ones", op=method_op("new_ones"), method=False, dtypes=D.all_and_bool,
            sample_inputs=sample_new, supports_out=False, supports_autograd=False),
     OpInfo("new_empty", op=_new_empty, method=False, dtypes=D.all_and_bool,
            sample_inputs=sample_new, supports_out=False, supports_autograd=False),
-    OpInfo("new_full", op=_method("new_full"), method=False, dtypes=D.all,
+    OpInfo("new_full", op=method_op("new_full"), method=False, dtypes=D.all,
            sample_inputs=sample_new_full, supports_out=False, supports_autograd=False),
     OpInfo("randint", method=False, dtypes=D.all, sample_inputs=sample_randint,
            error_inputs=errors_randint, is_factory=True, nondeterministic=True,

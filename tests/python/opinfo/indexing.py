@@ -1,16 +1,10 @@
 """Table entries for advanced indexing (issue #31): index.Tensor, index_put(_), nonzero and
 masked_select. Python's x[...] rules are tests/python/test_indexing.py's."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from opinfo.core import ErrorInput, OpInfo, SampleInput, aten_op, dtypes as D
 
 ALL = D.all_and_bool + D.complex
 
-
-def _aten(name, overload):
-    def op(lib, *args, **kwargs):
-        return getattr(getattr(lib.ops.aten, name), overload)(*args, **kwargs)
-    op.__name__ = f"{name}.{overload}"
-    return op
 
 
 def _long(values):
@@ -89,10 +83,10 @@ def sample_masked_select(op, make, dtype, rg):
 
 
 OP_DB = [
-    OpInfo("index.Tensor", op=_aten("index", "Tensor"), method=False, supports_out=False,
+    OpInfo("index.Tensor", op=aten_op("index", "Tensor"), method=False, supports_out=False,
            dtypes=ALL, sample_inputs=sample_index, error_inputs=errors_index,
            skips={"meta": "a mask needs nonzero, which Meta cannot answer (as torch's)"}),
-    OpInfo("index_put", op=_aten("index_put", "default"), method=False, inplace=None,
+    OpInfo("index_put", op=aten_op("index_put", "default"), method=False, inplace=None,
            supports_out=False, dtypes=ALL, sample_inputs=sample_index_put,
            error_inputs=errors_index_put,
            skips={"meta": "a mask needs nonzero, which Meta cannot answer (as torch's)"}),

@@ -2,23 +2,11 @@
 unflattening dimensions, diagonal, repeat, flip, roll, rot90, tril/triu and the *_scatter
 operators. Their views share storage (tests/python/test_indexing.py checks that)."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from opinfo.core import ErrorInput, OpInfo, SampleInput, aten_op, method_op, dtypes as D
 
 ALL = D.all_and_bool + D.complex
 
 
-def _method(name):
-    def op(lib, self, *args, **kwargs):
-        return getattr(self, name)(*args, **kwargs)
-    op.__name__ = name
-    return op
-
-
-def _aten(name, overload):
-    def op(lib, *args, **kwargs):
-        return getattr(getattr(lib.ops.aten, name), overload)(*args, **kwargs)
-    op.__name__ = f"{name}.{overload}"
-    return op
 
 
 def _x(make, shape, rg, **kw):
@@ -225,13 +213,13 @@ OP_DB = [
     OpInfo("swapdims", **_NO_OUT, sample_inputs=sample_swap),
     OpInfo("squeeze", **_NO_OUT, sample_inputs=sample_squeeze),
     OpInfo("diagonal", **_NO_OUT, sample_inputs=sample_diagonal),
-    OpInfo("repeat", op=_method("repeat"), method=False, **_NO_OUT, sample_inputs=sample_repeat),
-    OpInfo("expand_as", op=_method("expand_as"), method=False, **_NO_OUT,
+    OpInfo("repeat", op=method_op("repeat"), method=False, **_NO_OUT, sample_inputs=sample_repeat),
+    OpInfo("expand_as", op=method_op("expand_as"), method=False, **_NO_OUT,
            sample_inputs=sample_expand_as),
-    OpInfo("view_as", op=_method("view_as"), method=False, **_NO_OUT, sample_inputs=sample_as),
-    OpInfo("reshape_as", op=_method("reshape_as"), method=False, **_NO_OUT,
+    OpInfo("view_as", op=method_op("view_as"), method=False, **_NO_OUT, sample_inputs=sample_as),
+    OpInfo("reshape_as", op=method_op("reshape_as"), method=False, **_NO_OUT,
            sample_inputs=sample_as),
-    OpInfo("alias", op=_aten("alias", "default"), method=False, **_NO_OUT,
+    OpInfo("alias", op=aten_op("alias", "default"), method=False, **_NO_OUT,
            sample_inputs=sample_squeeze),
     OpInfo("flip", **_NO_OUT, sample_inputs=sample_flip),
     OpInfo("roll", **_NO_OUT, sample_inputs=sample_roll),
