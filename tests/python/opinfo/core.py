@@ -73,7 +73,8 @@ import re
 import opdispatch
 
 __all__ = ["OpInfo", "SampleInput", "ErrorInput", "dtypes", "make_tensor", "make_maker",
-           "to_torch", "lib_value", "tensors_of", "DEFAULT_TOL", "CHECKS"]
+           "to_torch", "lib_value", "tensors_of", "DEFAULT_TOL", "CHECKS", "method_op",
+           "aten_op", "ref_in_float32"]
 
 # The checks an entry may skip, by name (skips={"gradcheck": "why"}).
 CHECKS = ("values", "method", "inplace", "out", "meta", "gradcheck", "gradgradcheck",
@@ -224,6 +225,40 @@ def aten_op(name, overload):
         return getattr(getattr(lib.ops.aten, name), overload)(*args, **kwargs)
     op.__name__ = f"{name}.{overload}"
     return op
+
+
+def ref_in_float32(op):
+    """A ``ref`` running ``op`` in torch on float32 copies of its bfloat16/float16 tensors and
+    rounding floating results back: for an operator whose torch 1.13 CPU kernel accumulates in
+    the low-precision type (nll_loss's sums), where opdispatch accumulates in double and rounds
+    once. Other dtypes call ``op`` unchanged."""
+    low = ("bfloat16", "float16")
+
+    def widen(lib, value, seen):
+        if isinstance(value, (list, tuple)):
+            return type(value)(widen(lib, v, seen) for v in value)
+        if isinstance(value, lib.Tensor) and dtype_name(value.dtype) in low:
+            seen.append(dtype_name(value.dtype))
+            return value.float()
+        return value
+
+    def ref(lib, *args, **kwargs):
+        seen = []
+        args = widen(lib, args, seen)
+        kwargs = {k: widen(lib, v, seen) for k, v in kwargs.items()}
+        result = op(lib, *args, **kwargs)
+        if not seen:
+            return result
+
+        def back(value):
+            if isinstance(value, (list, tuple)):
+                return type(value)(back(v) for v in value)
+            if isinstance(value, lib.Tensor) and value.dtype == lib.float32:
+                return value.to(getattr(lib, seen[0]))
+            return value
+        return back(result)
+    ref.__name__ = getattr(op, "__name__", "ref")
+    return ref
 
 
 def _describe(value):

@@ -20,7 +20,10 @@ LINEAR_TOL = {**LOW_TOL, "bfloat16": (1.0, 5e-2)}
 # product to bfloat16 before scaling it (torch inside its kernel, ours between the composite's
 # operators), so alpha times a rounding of a sum of up to 4 * 81 (half an ulp: 1) separates them;
 # measured on 1500 samples each: up to 2 + 5%, never past it.
-SCALED_TOL = {**LOW_TOL, "bfloat16": (4.0, 5e-2)}
+# In float32 the same cancellation: beta * self + alpha * (a sum of magnitude up to ~1000, an
+# ulp of 6e-5) can end near 0, where torch's order of summation and ours differ by an ulp of the
+# terms (differential.py seed 0, iteration 75415: baddbmm, -0.37382 against -0.37383).
+SCALED_TOL = {**LOW_TOL, "bfloat16": (4.0, 5e-2), "float32": (1.5e-4, 1.3e-6)}
 
 
 def _m(make, shape, rg, **kw):

@@ -47,8 +47,13 @@ def _distinct(make, dtype, shape, rg=False):
     n = 1
     for s in shape:
         n *= s
-    lo = 0 if dtype == "uint8" else -n
-    values = make.rng.sample(range(lo, lo + 2 * n), n)
+    lo, hi = (0, 2 * n) if dtype == "uint8" else (-n, n)
+    # Integers the dtype holds exactly (int8's -160 would wrap onto 96: a tie).
+    exact = {"uint8": (0, 256), "int8": (-128, 128), "bfloat16": (-256, 257)}
+    if dtype in exact:
+        lo, hi = max(lo, exact[dtype][0]), min(hi, exact[dtype][1])
+    assert hi - lo >= n, f"_distinct: {dtype} cannot hold {n} distinct values"
+    values = make.rng.sample(range(lo, hi), n)
     t = opd.tensor(values, dtype=opd.float64).to(getattr(opd, dtype)).reshape(list(shape))
     if rg:
         t.requires_grad_(True)
