@@ -1,0 +1,173 @@
+"""masked_scatter, index_copy, xlogy (helper "missing-ops", issue 31, session 3).
+
+index_copy's samples index distinct positions along dim (which of two slices written to one
+place wins is the last in PyTorch's sequential kernel, but a gradient through an overwritten
+slice is not defined); masked_scatter's sources have at least as many elements as the mask has
+ones; xlogy's gradients are checked where y > 0 (its edges, x = 0 and y NaN or <= 0, are value
+samples)."""
+
+from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from opinfo.binary import _binary
+from opinfo.scatter_gather import _distinct_index
+
+import opdispatch as opd
+
+ALL = D.all_and_complex_and_bool
+
+
+def _mask(make, shape):
+    return make(shape, dtype_override="bool")
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# ---- masked_scatter ---------------------------------------------------------------------
+
+def sample_masked_scatter(op, make, dtype, rg):
+    yield SampleInput(make((3, 4), requires_grad=rg),
+                      args=(_mask(make, (3, 4)), make((12,), requires_grad=rg)))
+    yield SampleInput(make((3, 4), noncontiguous=True, requires_grad=rg),
+                      args=(_mask(make, (4,)), make((3, 5), requires_grad=rg)),
+                      name="strided, broadcast mask, 2-d source with spare elements")
+    yield SampleInput(make((4, 3), requires_grad=rg).t(),
+                      args=(_mask(make, (3, 1)), make((4, 3), requires_grad=rg).t()),
+                      name="transposed self and source, column mask")
+    yield SampleInput(make((2, 1, 3), requires_grad=rg),
+                      args=(_mask(make, (2, 4, 1)), make((24,), requires_grad=rg)),
+                      name="self broadcast with the mask")
+    yield SampleInput(make((), requires_grad=rg), args=(_mask(make, ()), make((2,),
+                      requires_grad=rg)), name="0-d")
+    yield SampleInput(make((0, 3)), args=(_mask(make, (0, 3)), make((0,))), name="empty")
+    yield SampleInput(make((2, 3)), args=(opd.zeros(2, 3, dtype=opd.bool), make(())),
+                      name="no ones, 0-d source")
+
+
+def errors_masked_scatter(op, make):
+    x = make((2, 3))
+    ones = opd.ones(2, 3, dtype=opd.bool)
+    yield ErrorInput(SampleInput(x, args=(ones, make((5,)))), RuntimeError,
+                     "Number of elements of source < number of ones in mask", on_meta=False)
+    yield ErrorInput(SampleInput(x, args=(ones, make((6,), dtype_override="float64"))),
+                     RuntimeError, "masked_scatter: expected self and source to have same dtypes "
+                     "but got")
+
+
+# ---- index_copy -------------------------------------------------------------------------
+
+def sample_index_copy(op, make, dtype, rg):
+    yield SampleInput(make((4, 5), requires_grad=rg),
+                      args=(0, _distinct_index(make, (3,), 0, 4), make((3, 5), requires_grad=rg)))
+    yield SampleInput(make((4, 5), noncontiguous=True, requires_grad=rg),
+                      args=(1, _distinct_index(make, (5,), 0, 5),
+                            make((4, 5), noncontiguous=True, requires_grad=rg)),
+                      name="strided self and source, every column")
+    yield SampleInput(make((3, 4), requires_grad=rg).t(),
+                      args=(-1, _distinct_index(make, (2,), 0, 3), make((4, 2), requires_grad=rg)),
+                      name="transposed, last dim")
+    yield SampleInput(make((2, 3, 4), requires_grad=rg),
+                      args=(1, opd.tensor(2), make((2, 1, 4), requires_grad=rg)),
+                      name="3-d, 0-d index")
+    yield SampleInput(make((), requires_grad=rg), args=(0, opd.tensor([0]),
+                      make((), requires_grad=rg)), name="0-d")
+    yield SampleInput(make((3,), requires_grad=rg), args=(0, opd.tensor([1]),
+                      make((), requires_grad=rg)), name="0-d source")
+    yield SampleInput(make((4, 5)), args=(0, opd.zeros(0, dtype=opd.int64), make((0, 5))),
+                      name="empty index")
+
+
+def errors_index_copy(op, make):
+    x = make((3, 4))
+    yield ErrorInput(SampleInput(x, args=(0, opd.tensor([3]), make((1, 4)))), IndexError,
+                     r"index_copy_\(\): index 3 is out of bounds for dimension 0 with size 3",
+                     on_meta=False)
+    yield ErrorInput(SampleInput(x, args=(0, opd.tensor([-1]), make((1, 4)))), IndexError,
+                     r"index_copy_\(\): index -1 is out of bounds for dimension 0 with size 3",
+                     on_meta=False)
+    yield ErrorInput(SampleInput(x, args=(0, opd.tensor([0], dtype=opd.int32), make((1, 4)))),
+                     RuntimeError, r"index_copy_\(\): Expected a long tensor for index, but got "
+                     r"Int")
+    yield ErrorInput(SampleInput(x, args=(0, opd.tensor([[0]]), make((1, 4)))), IndexError,
+                     r"index_copy_\(\): Index should have dimension 1 or 0 \(got 2\)")
+    yield ErrorInput(SampleInput(x, args=(0, opd.tensor([0, 1]), make(()))), IndexError,
+                     r"index_copy_\(\): When source is scalar, index should have one element "
+                     r"\(got 2\)")
+    yield ErrorInput(SampleInput(x, args=(0, opd.tensor([0]), make((4,)))), IndexError,
+                     r"When source and destination are not scalars, their dimensionality must "
+                     r"match. Source dimensionality \(1\), destination dimensionality \(2\)")
+    yield ErrorInput(SampleInput(x, args=(1, opd.tensor([0]), make((2, 1)))), RuntimeError,
+                     r"index_copy_\(\): Source/destination tensor must have same slice shapes. "
+                     r"Destination slice shape: 3 at dimension 1 and source slice shape: 2 at "
+                     r"dimension 0.")
+    yield ErrorInput(SampleInput(x, args=(0, opd.tensor([0, 1]), make((3, 4)))), IndexError,
+                     r"index_copy_\(\): Number of indices \(2\) should be equal to "
+                     r"source.size\(dim\) \(3\)")
+    yield ErrorInput(SampleInput(x, args=(0, opd.tensor([0]), make((1, 4),
+                     dtype_override="float64" if make.dtype != "float64" else "float32"))),
+                     RuntimeError, r"index_copy_\(\): self and source expected to have the same "
+                     r"dtype, but got \(self\) .* and \(source\)")
+
+
+# ---- xlogy ------------------------------------------------------------------------------
+
+def sample_xlogy(op, make, dtype, rg):
+    # y > 0 everywhere: log's domain, where the gradient is defined.
+    yield from _binary(low=0.5, high=3, number=2.5)(op, make, dtype, rg)
+    if not rg and dtype in D.floating:
+        nan = float("nan")
+        x = opd.tensor([0.0, 0.0, 0.0, 1.0, -2.0, 0.0, 3.0], dtype=getattr(opd, dtype))
+        y = opd.tensor([0.0, nan, -1.0, 0.0, 0.5, float("inf"), -2.0], dtype=getattr(opd, dtype))
+        yield SampleInput(x, args=(y,), name="x = 0, y NaN, y <= 0, inf")
+
+
+def sample_xlogy_scalar_self(op, make, dtype, rg):
+    yield SampleInput(make((3, 4), low=0.5, high=3, requires_grad=rg), args=(2.5,))
+    yield SampleInput(make((3, 4), low=0.5, high=3, noncontiguous=True, requires_grad=rg),
+                      args=(3,), name="strided, int")
+    yield SampleInput(make((), low=0.5, high=3, requires_grad=rg), args=(0,), name="0-d, zero")
+    yield SampleInput(make((0, 3)), args=(2.0,), name="empty")
+
+
+def sample_xlogy_scalar_other(op, make, dtype, rg):
+    yield SampleInput(make((3, 4), requires_grad=rg), args=(2.5,))
+    yield SampleInput(make((4, 3), requires_grad=rg).t(), args=(3,), name="transposed, int")
+    yield SampleInput(make((), requires_grad=rg), args=(0.5,), name="0-d")
+    yield SampleInput(make((0, 3)), args=(2.0,), name="empty")
+    if dtype in D.floating:
+        x = opd.tensor([0.0, 1.0, -2.0], dtype=getattr(opd, dtype), requires_grad=rg)
+        yield SampleInput(x, args=(-1.0,), name="y < 0")
+        yield SampleInput(x, args=(0,), name="y = 0")
+
+
+def errors_xlogy(op, make):
+    x = opd.ones(3, dtype=opd.complex64)
+    yield ErrorInput(SampleInput(x, args=(x,)), RuntimeError,
+                     "\"xlogy_cpu\" not implemented for 'ComplexFloat'")
+
+
+def _xlogy_scalar_self(lib, other, number, **kwargs):
+    return lib.xlogy(number, other, **kwargs)
+
+
+def _xlogy_scalar_other(lib, x, number, **kwargs):
+    return lib.xlogy(x, number, **kwargs)
+
+
+XLOGY_TOL = {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
+
+OP_DB = [
+    OpInfo("masked_scatter", inplace="masked_scatter_", supports_out=False, dtypes=ALL,
+           sample_inputs=sample_masked_scatter, error_inputs=errors_masked_scatter),
+    OpInfo("index_copy", inplace="index_copy_", dtypes=ALL, sample_inputs=sample_index_copy,
+           error_inputs=errors_index_copy),
+    OpInfo("xlogy", inplace="xlogy_", dtypes=D.all_and_bool, sample_inputs=sample_xlogy,
+           compare_strides=True, error_inputs=errors_xlogy, tol=XLOGY_TOL),
+    OpInfo("xlogy.Scalar_Self", op=_xlogy_scalar_self, method=False, dtypes=D.all_and_bool,
+           sample_inputs=sample_xlogy_scalar_self, tol=XLOGY_TOL),
+    OpInfo("xlogy.Scalar_Other", op=_xlogy_scalar_other, method="xlogy", inplace="xlogy_",
+           dtypes=D.all_and_bool, sample_inputs=sample_xlogy_scalar_other, tol=XLOGY_TOL),
+]
