@@ -1,6 +1,7 @@
 // CPU impls of the structured argmax.out and argmin.out, and the kernels of max.dim and min.dim;
 // the loop is cpu/reduce_loop.h's.
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 
@@ -33,6 +34,19 @@ struct ArgMaxReducer {
       a = {v, i};
   }
   void row(acc_t& a, const T* p, int64_t n, int64_t stride, int64_t first) const {
+    if constexpr (vec::kHasAvx2<T>) {
+      // Note [AVX2 reductions]: runs of under 2^31 elements, each one's first extremum.
+      constexpr int64_t kRun = int64_t(1) << 30;
+      if (stride == 1 && n >= 16) {
+        if (const auto f = vec::arg_fn<T>(kMax)) {
+          for (int64_t c = 0; c < n; c += kRun) {
+            const int64_t i = c + f(p + c, std::min(kRun, n - c));
+            step(a, p[i], first + i);
+          }
+          return;
+        }
+      }
+    }
     for (int64_t k = 0; k < n; ++k) step(a, p[k * stride], first + k);
   }
   void combine(acc_t& a, const acc_t& b) const {

@@ -20,7 +20,9 @@
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/convert.h"
+#include "cpu/cpu_features.h"
 #include "cpu/parallel.h"
+#include "cpu/reduce_vec.h"
 #include "opd/half.h"
 #include "opd/tensor.h"
 
@@ -62,6 +64,8 @@ bool is_nan(T v) {
 // contiguous, sum(x, 0)) adds whole rows of up to kColumns outputs at once, in blocks of
 // kFoldRows rows combined in order. Accumulators: float for float, Half and BFloat16, double for
 // double, int64 for integers and bool, complex<double> for complex (those fold without vectors).
+// On a CPU with AVX2 and FMA, the folds of float and double a reducer names in kVecFold run
+// reduce_vec_avx2.cpp's loops instead, in the same places (Note [AVX2 reductions]).
 
 namespace simd {
 // Types without vectors keep A (never used as a vector: kHasVec is false).
@@ -95,6 +99,38 @@ inline constexpr bool kHasVec = std::is_same_v<A, float> || std::is_same_v<A, do
                                 std::is_same_v<A, int64_t> || std::is_same_v<A, int32_t>;
 }  // namespace simd
 
+namespace vec {
+// reduce_vec_avx2.cpp's loops for T (float or double), or null when the CPU lacks AVX2 or FMA
+// (Note [AVX2 reductions]).
+template <class T>
+RunFn<T> run_fn(Fold f) {
+  if (!cpu::has_avx2_fma()) return nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    return avx2::kRunF32[static_cast<int>(f)];
+  else
+    return avx2::kRunF64[static_cast<int>(f)];
+}
+template <class T>
+ColumnsFn<T> columns_fn(Fold f) {
+  if (!cpu::has_avx2_fma()) return nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    return avx2::kColumnsF32[static_cast<int>(f)];
+  else
+    return avx2::kColumnsF64[static_cast<int>(f)];
+}
+template <class T>
+ArgFn<T> arg_fn(bool max) {
+  if (!cpu::has_avx2_fma()) return nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    return avx2::kArgF32[max ? 1 : 0];
+  else
+    return avx2::kArgF64[max ? 1 : 0];
+}
+// Whether T has those loops.
+template <class T>
+inline constexpr bool kHasAvx2 = std::is_same_v<T, float> || std::is_same_v<T, double>;
+}  // namespace vec
+
 // Elements per block of a vectorised fold, and outer rows per block of a column fold.
 inline constexpr int64_t kFoldBlock = 1024;
 inline constexpr int64_t kFoldRows = 128;
@@ -123,17 +159,24 @@ A to_acc(T v) {
 //   template <class V> V map(V) const;         applied after load, to A or simd::vec<A>
 //   template <class V> V op(V, V) const;       combines two accumulators, of A or simd::vec<A>
 //   void write(int64_t out_index, A) const;
+// and may name its fold (kVecFold) for the AVX2 loops of Note [AVX2 reductions]: it must then
+// be that fold exactly (the same identity, load, map and op).
 template <class Derived, class T, class A>
 struct ElementwiseReducer {
   using acc_t = A;
   static constexpr bool kElementwise = true;
   // Whether load(v) is the cast of v to A, so that a vector of T == A loads as it is stored.
   static constexpr bool kLoadIsCast = true;
+  // The AVX2 loop of this fold, used when T == A is float or double; kNone: none.
+  static constexpr vec::Fold kVecFold = vec::Fold::kNone;
 
   const Derived& self() const { return static_cast<const Derived&>(*this); }
   // Whether runs fold in vectors: only loads that are casts (GCC 12 miscompiles a lane-wise
   // load that compares, as `v[l] = p[l] != 0`, into the comparison's all-ones mask).
   static constexpr bool vectorised() { return simd::kHasVec<A> && Derived::kLoadIsCast; }
+  static constexpr bool avx2_fold() {
+    return Derived::kVecFold != vec::Fold::kNone && std::is_same_v<T, A> && vec::kHasAvx2<A>;
+  }
   A fold1(A a, T v) const { return self().op(a, self().map(self().load(v))); }
 
   void step(A& a, T v, int64_t) const { a = fold1(a, v); }
@@ -170,6 +213,9 @@ struct ElementwiseReducer {
   }
 
   A fold_block_vec(const T* p, int64_t n) const {
+    if constexpr (avx2_fold()) {
+      if (const auto f = vec::run_fn<A>(Derived::kVecFold)) return f(p, n);
+    }
     using V = simd::vec<A>;
     constexpr int64_t L = simd::kLanes<A>;
     constexpr int64_t K = 8;
@@ -189,6 +235,9 @@ struct ElementwiseReducer {
 
   // acc[j] folds p[j] for j in [0, w).
   void fold_columns(A* acc, const T* p, int64_t w) const {
+    if constexpr (avx2_fold()) {
+      if (const auto f = vec::columns_fn<A>(Derived::kVecFold)) return f(acc, p, w);
+    }
     int64_t j = 0;
     if constexpr (vectorised()) {
       using V = simd::vec<A>;

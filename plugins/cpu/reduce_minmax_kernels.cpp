@@ -24,6 +24,7 @@ using minmax_acc_t = std::conditional_t<cpu::kIsHalfLike<T>, float, T>;
 template <class T, bool kMax>
 struct MinMaxReducer : ElementwiseReducer<MinMaxReducer<T, kMax>, T, minmax_acc_t<T>> {
   using A = minmax_acc_t<T>;
+  static constexpr vec::Fold kVecFold = kMax ? vec::Fold::kMax : vec::Fold::kMin;
   T* out;
 
   explicit MinMaxReducer(T* o) : out(o) {}

@@ -37,6 +37,9 @@ struct NormReducer
           std::conditional_t<std::is_same_v<typename RealOf<T>::type, double>, double, float>> {
   using R = typename RealOf<T>::type;
   using A = std::conditional_t<std::is_same_v<R, double>, double, float>;
+  static constexpr vec::Fold kVecFold = kKind == NormKind::kTwo   ? vec::Fold::kSumSquares
+                                        : kKind == NormKind::kOne ? vec::Fold::kSumAbs
+                                                                  : vec::Fold::kNone;
   R* out;
   A p;
 

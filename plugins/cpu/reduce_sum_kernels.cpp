@@ -24,6 +24,9 @@ enum class SumKind { kSum, kMean, kNanSum, kProd };
 template <class T, class Out, SumKind kKind>
 struct SumReducer : ElementwiseReducer<SumReducer<T, Out, kKind>, T, sum_acc_t<T>> {
   using A = sum_acc_t<T>;
+  static constexpr vec::Fold kVecFold = kKind == SumKind::kProd     ? vec::Fold::kProd
+                                        : kKind == SumKind::kNanSum ? vec::Fold::kNone
+                                                                    : vec::Fold::kSum;
   Out* out;
   int64_t count;
 

@@ -3,6 +3,8 @@
 
 #include "cpu/unary_vec.h"
 
+#include "cpu/cpu_features.h"
+
 namespace opd::cpu::vec {
 
 namespace avx2 {
@@ -11,23 +13,14 @@ extern const ArrayFn<double> kDoubleFns[];
 extern const int kNumFns;
 }  // namespace avx2
 
-namespace {
-
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
-
-}  // namespace
-
 ArrayFn<float> vec_unary_f32(VecOp op) {
   const int i = static_cast<int>(op);
-  return has_avx2() && i < avx2::kNumFns ? avx2::kFloatFns[i] : nullptr;
+  return has_avx2_fma() && i < avx2::kNumFns ? avx2::kFloatFns[i] : nullptr;
 }
 
 ArrayFn<double> vec_unary_f64(VecOp op) {
   const int i = static_cast<int>(op);
-  return has_avx2() && i < avx2::kNumFns ? avx2::kDoubleFns[i] : nullptr;
+  return has_avx2_fma() && i < avx2::kNumFns ? avx2::kDoubleFns[i] : nullptr;
 }
 
 }  // namespace opd::cpu::vec

@@ -548,6 +548,78 @@ TEST_P(ReductionOps, VectorisedFoldsAgreeWithDoubleSums) {
   }
 }
 
+// The AVX2 loops (Note [AVX2 reductions]) in float and double: every length around the vector
+// and the eight-vector step, a NaN in every lane position, ties (the first index wins), and the
+// strided and outer-dim runs, against references computed here.
+TEST_P(ReductionOps, Avx2FoldsAgreeWithScalarReferences) {
+  for (ScalarType dt : {kFloat, kDouble}) {
+    for (int64_t n : {0,  1,  2,  3,  4,  5,  7,   8,   9,   15,   16,   17,   31,
+                      32, 33, 63, 64, 65, 66, 127, 128, 129, 1023, 1024, 1025, 2049}) {
+      SCOPED_TRACE(testing::Message() << "n = " << n << ", dtype " << dt);
+      // Small integers: every sum is exact in either dtype and in any order.
+      std::vector<double> v(static_cast<size_t>(n)), signs(v.size());
+      double sum = 0, sum_sq = 0, sum_abs = 0, prod = 1;
+      for (size_t i = 0; i < v.size(); ++i) {
+        v[i] = static_cast<double>((i * 7919) % 13) - 6;
+        signs[i] = i % 3 == 0 ? -1 : 1;
+        sum += v[i];
+        sum_sq += v[i] * v[i];
+        sum_abs += std::abs(v[i]);
+        prod *= signs[i];
+      }
+      Tensor x = in(v, {n}, dt);
+      EXPECT_TRUE(tensors_equal(opd::sum(x), ex({sum}, {}, dt)));
+      EXPECT_TRUE(tensors_equal(opd::linalg_vector_norm(x, 1), ex({sum_abs}, {}, dt)));
+      EXPECT_TRUE(tensors_equal(opd::linalg_vector_norm(x), ex({std::sqrt(sum_sq)}, {}, dt), 1e-6));
+      EXPECT_TRUE(tensors_equal(opd::prod(in(signs, {n}, dt)), ex({prod}, {}, dt)));
+      if (n == 0) continue;
+      const auto hi = std::max_element(v.begin(), v.end()),
+                 lo = std::min_element(v.begin(), v.end());
+      EXPECT_TRUE(tensors_equal(opd::amax(x), ex({*hi}, {}, dt)));
+      EXPECT_TRUE(tensors_equal(opd::min(x), ex({*lo}, {}, dt)));
+      // max_element / min_element give the first of equal elements, as argmax must.
+      EXPECT_TRUE(tensors_equal(opd::argmax(x), ex({double(hi - v.begin())}, {}, kLong)));
+      EXPECT_TRUE(tensors_equal(opd::argmin(x), ex({double(lo - v.begin())}, {}, kLong)));
+      if (n > 130) continue;
+      for (int64_t pos = 0; pos < n; ++pos) {
+        std::vector<double> w = v;
+        w[static_cast<size_t>(pos)] = kNaN;
+        if (pos + 9 < n) w[static_cast<size_t>(pos + 9)] = kNaN;
+        Tensor y = in(w, {n}, dt);
+        EXPECT_TRUE(tensors_equal(opd::amax(y), ex({kNaN}, {}, dt))) << pos;
+        EXPECT_TRUE(tensors_equal(opd::amin(y), ex({kNaN}, {}, dt))) << pos;
+        EXPECT_TRUE(tensors_equal(opd::max(y), ex({kNaN}, {}, dt))) << pos;
+        EXPECT_TRUE(tensors_equal(opd::argmax(y), ex({double(pos)}, {}, kLong))) << pos;
+        EXPECT_TRUE(tensors_equal(opd::argmin(y), ex({double(pos)}, {}, kLong))) << pos;
+      }
+    }
+    // Outer-dim (columns) and strided runs, with NaNs in some columns.
+    for (int64_t cols : {1, 7, 8, 9, 33, 257}) {
+      const int64_t rows = 37;
+      std::vector<double> v(static_cast<size_t>(rows * cols));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 13) - 6;
+      for (int64_t c = 3; c < cols; c += 5)
+        v[static_cast<size_t>(((c * 11) % rows) * cols + c)] = kNaN;
+      std::vector<double> sum(cols, 0), hi(cols, -1e9), lo(cols, 1e9);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const double e = v[static_cast<size_t>(r * cols + c)];
+          sum[c] += e;
+          hi[c] = std::isnan(e) || std::isnan(hi[c]) ? kNaN : std::max(hi[c], e);
+          lo[c] = std::isnan(e) || std::isnan(lo[c]) ? kNaN : std::min(lo[c], e);
+        }
+      }
+      Tensor x = in(v, {rows, cols}, dt);
+      for (Tensor t : {x, x.t().contiguous().t()}) {
+        EXPECT_TRUE(tensors_equal(opd::sum(t, IntArrayRef{0}), ex(sum, {cols}, dt)));
+        EXPECT_TRUE(tensors_equal(opd::amax(t, IntArrayRef{0}), ex(hi, {cols}, dt)));
+        EXPECT_TRUE(tensors_equal(opd::amin(t, IntArrayRef{0}), ex(lo, {cols}, dt)));
+        EXPECT_TRUE(tensors_equal(opd::amax(t.t(), IntArrayRef{1}), ex(hi, {cols}, dt)));
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, ReductionOps, ::testing::ValuesIn(op_test_devices()),
                          [](const auto& info) {
                            std::string name = info.param.str();
