@@ -22,6 +22,8 @@ void bind_types(pybind11::module_& m);
 // opdispatch.Tensor (tensor.cpp), its indexing (indexing.cpp).
 void bind_tensor(pybind11::module_& m);
 void bind_indexing(pybind11::class_<Tensor>& cls);
+// x[index]: the Tensor type's mp_subscript slot (Note [Single indices] in indexing.cpp).
+PyObject* tensor_subscript(PyObject* self, PyObject* index) noexcept;
 // from_numpy, frombuffer, Tensor.numpy() (numpy.cpp).
 void bind_numpy(pybind11::module_& m);
 // DLPack 0.6 both ways (dlpack.cpp).

@@ -25,6 +25,7 @@
 #include "bindings.h"
 #include "convert.h"
 #include "opd/ops.h"
+#include "slots.h"
 
 namespace py = pybind11;
 
@@ -233,7 +234,36 @@ void set_item(const Tensor& self, py::handle index, py::handle value) {
   opd::index_put_(written, target.indices, values, false);
 }
 
+// Note [Single indices]
+// x[1] and x[idx] are most of the indexing a program does, and small tensors' indexing is call
+// overhead. So __getitem__ is the type's mp_subscript slot (Note [Type slots]), and an int or a
+// lone tensor skips apply_index's item list and sequence tests: each does what apply_index does
+// for that one item (aten::select after the bounds check; aten::index with the tensor at
+// dimension 0), errors included.
+std::optional<Tensor> get_single_item(const Tensor& self, py::handle index) {
+  PyObject* o = index.ptr();
+  if (PyLong_CheckExact(o) && self.dim() >= 1) {  // (a bool is not exactly an int)
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0) return std::nullopt;  // apply_index's error, naming the dimension
+    const int64_t size = self.size(0);
+    OPD_CHECK_T(IndexError, i >= -size && i < size,
+                "index {} is out of bounds for dimension {} with size {}", i, 0, size);
+    py::gil_scoped_release r;
+    return opd::select(self, 0, i < 0 ? i + size : i);
+  }
+  if (const Tensor* t = unwrap(index)) {
+    OPD_CHECK_T(IndexError, (is_mask(*t) ? t->dim() : 1) <= self.dim(),
+                "too many indices for tensor of dimension {}", self.dim());
+    std::vector<std::optional<Tensor>> indices{*t};
+    py::gil_scoped_release r;
+    return opd::index(self, indices);
+  }
+  return std::nullopt;
+}
+
 Tensor get_item(const Tensor& self, py::handle index) {
+  if (std::optional<Tensor> single = get_single_item(self, index)) return std::move(*single);
   Indexed target = apply_index(self, index);
   if (!target.advanced()) return target.view;
   py::gil_scoped_release r;
@@ -242,10 +272,13 @@ Tensor get_item(const Tensor& self, py::handle index) {
 
 }  // namespace
 
+PyObject* tensor_subscript(PyObject* self, PyObject* index) noexcept {
+  return slot_call([&] { return wrap(get_item(unwrap_or_throw(self, "self"), index)); });
+}
+
 void bind_indexing(py::class_<Tensor>& cls) {
-  cls.def("__getitem__",
-          [](const Tensor& self, py::handle index) { return wrap(get_item(self, index)); })
-      .def("__setitem__", &set_item)
+  // __getitem__ is tensor_subscript, the mp_subscript slot (Note [Single indices]).
+  cls.def("__setitem__", &set_item)
       .def_property_readonly(
           "T",
           [](const Tensor& self) {

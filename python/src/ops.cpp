@@ -52,16 +52,12 @@ class SchemaGeneration final : public OpRegistrationListener {
 uint64_t schema_generation() { return g_schema_generation.load(std::memory_order_acquire); }
 
 // The Python object passed for schema argument `index`, if it was passed.
-py::object argument_object(const FunctionSchema& schema, size_t index, py::handle args,
-                           py::handle kwargs) {
-  if (index < static_cast<size_t>(PyTuple_GET_SIZE(args.ptr()))) {
-    return py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(args.ptr(), index));
+py::object argument_object(const FunctionSchema& schema, size_t index, const PythonArgs& args) {
+  if (index < static_cast<size_t>(args.size)) {
+    return py::reinterpret_borrow<py::object>(args.positional[index]);
   }
-  if (kwargs) {
-    const std::string& name = schema.arguments()[index].name();
-    if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), name.c_str())) {
-      return py::reinterpret_borrow<py::object>(v);
-    }
+  if (PyObject* v = args.keyword(schema.arguments()[index].name())) {
+    return py::reinterpret_borrow<py::object>(v);
   }
   return py::none();
 }
@@ -79,15 +75,14 @@ py::object named_tuple(const FunctionSchema& schema, py::tuple values) {
 }
 
 // The results of a call, left on `stack` by the kernel.
-py::object call_result(const FunctionSchema& schema, Stack stack, py::handle args,
-                       py::handle kwargs) {
+py::object call_result(const FunctionSchema& schema, Stack stack, const PythonArgs& args) {
   const auto& returns = schema.returns();
   auto result = [&](size_t i) -> py::object {
     if (const AliasInfo* alias = returns[i].alias_info(); alias && alias->is_write) {
       for (size_t j = 0; j < schema.arguments().size(); ++j) {
         const AliasInfo* a = schema.arguments()[j].alias_info();
         if (a && a->is_write && same_alias_set(*a, *alias)) {
-          py::object passed = argument_object(schema, j, args, kwargs);
+          py::object passed = argument_object(schema, j, args);
           if (unwrap(passed)) return passed;
         }
       }
@@ -158,14 +153,14 @@ class OpPacket {
     detail::CallScope scope;
     const auto handles = overloads();  // this call's own copy
     OPD_CHECK(!handles->empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
-    return call_overloads(*handles, name_, args, kwargs);
+    return call_overloads(*handles, name_, PythonArgs::of_tuple(args, kwargs));
   }
-  // x.name(...): args[0] is x.
-  py::object call_method(py::handle args, py::handle kwargs) {
+  // x.name(...): the first positional argument is x.
+  py::object call_method(const PythonArgs& args) {
     detail::CallScope scope;
     const auto handles = overloads();
     OPD_CHECK(!handles->empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
-    return call_overloads(*handles, name_, args, kwargs, std::nullopt, /*self_bound=*/true);
+    return call_overloads(*handles, name_, args, std::nullopt, /*self_bound=*/true);
   }
 
  private:
@@ -204,12 +199,12 @@ class OpOverload {
   py::object call(py::handle args, py::handle kwargs) {
     detail::CallScope scope;
     OperatorHandle h = handle();
-    return call_overloads({&h, 1}, display_, args, kwargs);
+    return call_overloads({&h, 1}, display_, PythonArgs::of_tuple(args, kwargs));
   }
   py::object redispatch(DispatchKeySet keys, const py::args& args, const py::kwargs& kwargs) {
     detail::CallScope scope;
     OperatorHandle h = handle();
-    return call_overloads({&h, 1}, display_, args, kwargs, keys);
+    return call_overloads({&h, 1}, display_, PythonArgs::of_tuple(args, kwargs), keys);
   }
   FunctionSchema schema() {
     detail::CallScope scope;
@@ -265,21 +260,10 @@ PyObject* tensor_method_call(PyObject* self, PyObject* const* args, size_t nargs
       throw py::type_error(std::string("descriptor '") + PyUnicode_AsUTF8(method->name) +
                            "' of 'Tensor' object needs an argument");
     }
-    py::tuple positional(n);
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      Py_INCREF(args[i]);
-      PyTuple_SET_ITEM(positional.ptr(), i, args[i]);
-    }
-    py::object keywords;
-    if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
-      keywords = py::dict();
-      for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
-        if (PyDict_SetItem(keywords.ptr(), PyTuple_GET_ITEM(kwnames, i), args[n + i]) != 0) {
-          throw py::error_already_set();
-        }
-      }
-    }
-    return self_as<OpPacket>(method->packet, "_call_method").call_method(positional, keywords);
+    // The arguments as vectorcall passed them: no tuple or dict made (Note [Tensor methods]).
+    PythonArgs call_args{args, n, kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0 ? kwnames
+                                                                                     : nullptr};
+    return self_as<OpPacket>(method->packet, "_call_method").call_method(call_args);
   });
 }
 
@@ -334,12 +318,25 @@ py::object make_tensor_method(py::handle packet, py::str name) {
 
 }  // namespace
 
+PyObject* PythonArgs::keyword(const std::string& name) const {
+  if (kwnames != nullptr) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
+      if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), name.c_str()) == 0) {
+        return positional[size + i];
+      }
+    }
+  } else if (kwargs != nullptr) {
+    return PyDict_GetItemString(kwargs, name.c_str());
+  }
+  return nullptr;
+}
+
 py::object call_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
-                          py::handle args, py::handle kwargs, std::optional<DispatchKeySet> keys,
+                          const PythonArgs& args, std::optional<DispatchKeySet> keys,
                           bool self_bound) {
   bind::CallArgs call_args;
   call_args.self_bound = self_bound;
-  Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
+  const Py_ssize_t n = args.size;
   call_args.positional.reserve(n);
   // An int outside int64 is refused before binding (an IValue cannot hold it), naming where it
   // was: torch's "Overflow when unpacking long", with the value and the argument.
@@ -348,22 +345,27 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
   };
   for (Py_ssize_t i = 0; i < n; ++i) {
     try {
-      call_args.positional.push_back(to_ivalue(PyTuple_GET_ITEM(args.ptr(), i)));
+      call_args.positional.push_back(to_ivalue(args.positional[i]));
     } catch (const IntOverflowError& e) {
       // Positions count from 1, after self in a method call, as torch's argument errors do.
       throw overflow(e, "argument at position " + std::to_string(self_bound ? i : i + 1));
     }
   }
-  if (kwargs) {
-    for (auto [k, v] : py::reinterpret_borrow<py::dict>(kwargs)) {
-      OPD_CHECK_T(TypeError, PyUnicode_Check(k.ptr()), "keywords must be strings");
-      std::string keyword = k.cast<std::string>();
-      try {
-        call_args.keywords.emplace_back(keyword, to_ivalue(v));
-      } catch (const IntOverflowError& e) {
-        throw overflow(e, "argument '" + keyword + "'");
-      }
+  auto keyword = [&](py::handle k, py::handle v) {
+    OPD_CHECK_T(TypeError, PyUnicode_Check(k.ptr()), "keywords must be strings");
+    std::string keyword = k.cast<std::string>();
+    try {
+      call_args.keywords.emplace_back(keyword, to_ivalue(v));
+    } catch (const IntOverflowError& e) {
+      throw overflow(e, "argument '" + keyword + "'");
     }
+  };
+  if (args.kwnames != nullptr) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args.kwnames); ++i) {
+      keyword(PyTuple_GET_ITEM(args.kwnames, i), args.positional[n + i]);
+    }
+  } else if (args.kwargs != nullptr) {
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(args.kwargs)) keyword(k, v);
   }
   bind::FactoryDefaults defaults;
   defaults.device = default_device();
@@ -378,7 +380,7 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
       bound->op.call_boxed(&bound->stack);
     }
   }
-  return call_result(*bound->schema, std::move(bound->stack), args, kwargs);
+  return call_result(*bound->schema, std::move(bound->stack), args);
 }
 
 void bind_ops(py::module_& m) {
@@ -440,7 +442,8 @@ void bind_ops(py::module_& m) {
       .def("overloads",
            [](py::handle self) { return self_as<OpPacket>(self, "overloads").overload_names(); })
       .def("_call_method", [](py::handle self, const py::args& args, const py::kwargs& kwargs) {
-        return self_as<OpPacket>(self, "_call_method").call_method(args, kwargs);
+        return self_as<OpPacket>(self, "_call_method")
+            .call_method(PythonArgs::of_tuple(args, kwargs));
       });
   m.attr("_TensorMethod") = py::handle(reinterpret_cast<PyObject*>(tensor_method_type()));
   m.def("_tensor_method", &make_tensor_method, py::arg("packet"), py::arg("name"));

@@ -152,8 +152,9 @@ struct Div {
   static void inplace_scalar(const Tensor& x, const Scalar& s) { x.div_(wrapped_number(s)); }
 };
 
-// Before PyType_Ready (Note [Type slots]).
-void set_number_slots(PyHeapTypeObject* type) {
+// Before PyType_Ready (Note [Type slots]); x[i] too (Note [Single indices] in indexing.cpp).
+void set_type_slots(PyHeapTypeObject* type) {
+  type->as_mapping.mp_subscript = &tensor_subscript;
   PyNumberMethods& n = type->as_number;
   n.nb_add = &NumberSlots<Add>::binary_slot;
   n.nb_inplace_add = &NumberSlots<Add>::inplace_slot;
@@ -248,6 +249,66 @@ py::object convert_to(py::handle self_obj, ScalarType dtype, py::handle memory_f
   return wrap(std::move(out));
 }
 
+// Conversions by dtype name, as torch's Tensor methods: x.int(), x.float(memory_format=...).
+struct Conversion {
+  const char* name;
+  ScalarType dtype;
+};
+constexpr Conversion kConversions[] = {
+    {"bool", kBool},   {"byte", kByte},         {"char", kChar},       {"short", kShort},
+    {"int", kInt},     {"long", kLong},         {"half", kHalf},       {"bfloat16", kBFloat16},
+    {"float", kFloat}, {"double", kDouble},     {"cfloat", kComplexFloat},
+    {"cdouble", kComplexDouble}};
+
+// Note [C methods]
+// A method bound by pybind11 goes through its function dispatcher on every call (a type lookup
+// to load self, argument vectors, the kwargs dict): most of x.int()'s time on a small tensor. A
+// CPython method descriptor (METH_FASTCALL | METH_KEYWORDS) is called by the method-call opcodes
+// with self first and no tuple, dict or bound method made; it checks self's type itself, with
+// CPython's "descriptor 'int' for 'Tensor' objects doesn't apply to a 'str' object". Its
+// argument errors are torch's.
+template <size_t I>
+PyObject* conversion_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                            PyObject* kwnames) noexcept {
+  return slot_call([&] {
+    const Conversion& c = kConversions[I];
+    if (nargs != 0) {
+      throw TypeError(fmt::format("{}() takes 0 positional arguments but {} {} given", c.name,
+                                  nargs, nargs == 1 ? "was" : "were"));
+    }
+    py::handle memory_format = py::none();
+    for (Py_ssize_t i = 0; kwnames != nullptr && i < PyTuple_GET_SIZE(kwnames); ++i) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+      if (PyUnicode_CompareWithASCIIString(key, "memory_format") != 0) {
+        throw TypeError(fmt::format("{}() got an unexpected keyword argument '{}'", c.name,
+                                    PyUnicode_AsUTF8(key)));
+      }
+      memory_format = args[i];
+    }
+    if (!memory_format.is_none() && !py::isinstance<MemoryFormatObject>(memory_format)) {
+      throw TypeError(fmt::format(
+          "{}(): argument 'memory_format' must be opdispatch.memory_format, not {}", c.name,
+          type_name(memory_format)));
+    }
+    return convert_to(self, c.dtype, memory_format);
+  });
+}
+
+template <size_t... I>
+void bind_conversions(py::class_<Tensor>& cls, std::index_sequence<I...>) {
+  // Static: a method descriptor keeps a pointer to its PyMethodDef.
+  static PyMethodDef defs[] = {{kConversions[I].name,
+                                reinterpret_cast<PyCFunction>(
+                                    reinterpret_cast<void (*)()>(&conversion_method<I>)),
+                                METH_FASTCALL | METH_KEYWORDS, nullptr}...};
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  for (PyMethodDef& def : defs) {
+    py::object descriptor = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &def));
+    if (!descriptor) throw py::error_already_set();
+    cls.attr(def.ml_name) = descriptor;
+  }
+}
+
 // The node that made a tensor, as torch's grad_fn: its name and repr only.
 struct GradFn {
   std::string name;
@@ -260,7 +321,7 @@ void bind_tensor(py::module_& m) {
       .def("name", [](const GradFn& g) { return g.name; })
       .def("__repr__", [](const GradFn& g) { return "<" + g.name + " object>"; });
 
-  py::class_<Tensor> cls(m, "Tensor", py::module_local(), py::custom_type_setup(&set_number_slots));
+  py::class_<Tensor> cls(m, "Tensor", py::module_local(), py::custom_type_setup(&set_type_slots));
   // Python's own messages ("unsupported operand type(s) for +: 'Tensor' and 'str'") name a type
   // by tp_name, which pybind11 sets to "opdispatch._C.Tensor"; torch's say 'Tensor'.
   reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_name = "Tensor";
@@ -467,27 +528,7 @@ void bind_tensor(py::module_& m) {
              Release r;
              opd::_backward(t, inputs, gradient, retain_graph, create_graph);
            });
-  // Conversions by dtype name, as torch's Tensor methods.
-  const std::pair<const char*, ScalarType> conversions[] = {{"bool", kBool},
-                                                            {"byte", kByte},
-                                                            {"char", kChar},
-                                                            {"short", kShort},
-                                                            {"int", kInt},
-                                                            {"long", kLong},
-                                                            {"half", kHalf},
-                                                            {"bfloat16", kBFloat16},
-                                                            {"float", kFloat},
-                                                            {"double", kDouble},
-                                                            {"cfloat", kComplexFloat},
-                                                            {"cdouble", kComplexDouble}};
-  for (const auto& [name, dtype] : conversions) {
-    cls.def(
-        name,
-        [dtype = dtype](py::handle self, py::handle memory_format) {
-          return convert_to(self, dtype, memory_format);
-        },
-        py::kw_only(), py::arg("memory_format") = py::none());
-  }
+  bind_conversions(cls, std::make_index_sequence<std::size(kConversions)>());  // Note [C methods]
   bind_indexing(cls);
 
   // A Python number as the operand of a reflected operator (2 // x): a wrapped number, which
