@@ -331,9 +331,65 @@ PyObject* PythonArgs::keyword(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// Note [Tensor-only calls]
+// x.add(y), x.sum(), opd.relu(x): tensors alone, passed by position, to an operator whose first
+// overload (Note [Overload order]) takes them as its leading Tensor (or Tensor?) parameters and
+// has defaults for the rest. bind::bind_to_overloads would choose that overload (it binds, and
+// it is the first) and make exactly this stack: a tensor converts to a Tensor parameter as
+// itself, and every other parameter takes its default (no tensor-taking schema is a factory,
+// so FactoryDefaults play no part). Building the stack here skips the binder's general
+// machinery (CallArgs, the given-argument set, the varargs test), a sixth of such a call. The
+// test reads the live schema on every call: nothing is cached beyond what OpPacket and
+// OpOverload already cache, so an operator defined, overridden or undone between two calls is
+// seen as the binder sees it; anything else takes the binder.
+bool takes_tensor(const Type& type) {
+  if (type.kind() == TypeKind::Optional) return type.contained()[0]->kind() == TypeKind::Tensor;
+  return type.kind() == TypeKind::Tensor;
+}
+
+std::optional<bind::BoundCall> bind_tensors(const OperatorHandle& op, const PythonArgs& args) {
+  if (args.kwnames != nullptr || (args.kwargs != nullptr && PyDict_GET_SIZE(args.kwargs) != 0)) {
+    return std::nullopt;
+  }
+  const FunctionSchema* schema = op.entry().schema_or_null();
+  if (schema == nullptr) return std::nullopt;
+  const auto& params = schema->arguments();
+  const size_t n = static_cast<size_t>(args.size);
+  if (n == 0 || n > params.size()) return std::nullopt;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Argument& p = params[i];
+    if (i < n ? p.kwarg_only() || !takes_tensor(*p.type()) || !unwrap(args.positional[i])
+              : !p.default_value()) {
+      return std::nullopt;
+    }
+  }
+  Stack stack;
+  stack.reserve(params.size());
+  for (size_t i = 0; i < n; ++i) stack.emplace_back(*unwrap(args.positional[i]));
+  for (size_t i = n; i < params.size(); ++i) {
+    stack.push_back(bind::default_argument(*params[i].default_value(), *params[i].type()));
+  }
+  return bind::BoundCall{op, schema, std::move(stack)};
+}
+
+}  // namespace
+
 py::object call_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                           const PythonArgs& args, std::optional<DispatchKeySet> keys,
                           bool self_bound) {
+  if (std::optional<bind::BoundCall> bound = bind_tensors(candidates.front(), args)) {
+    {
+      py::gil_scoped_release r;
+      if (keys) {
+        bound->op.redispatch_boxed(*keys, &bound->stack);
+      } else {
+        bound->op.call_boxed(&bound->stack);
+      }
+    }
+    return call_result(*bound->schema, std::move(bound->stack), args);
+  }
   bind::CallArgs call_args;
   call_args.self_bound = self_bound;
   const Py_ssize_t n = args.size;

@@ -412,3 +412,25 @@ def test_shape_autograd():
                 assert p.grad is None or not np.any(p.grad.tolist()), name
             else:
                 np.testing.assert_allclose(p.grad.tolist(), tp.grad.tolist(), err_msg=name)
+
+
+def test_an_int_or_a_lone_tensor_index_behaves_as_the_general_path():
+    # Note [Single indices]: x[1] and x[idx] skip the item list, with the same results and errors.
+    x = opd.arange(6.0).view(2, 3)
+    assert x[1].tolist() == [3.0, 4.0, 5.0] and x[-2].tolist() == [0.0, 1.0, 2.0]
+    assert x[opd.tensor([1, 0])].tolist() == [[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]]
+    assert x[opd.tensor([True, False])].tolist() == [[0.0, 1.0, 2.0]]
+    assert x[True].shape == (1, 2, 3)
+    with pytest.raises(IndexError, match=r"^index 2 is out of bounds for dimension 0 with size 2$"):
+        x[2]
+    with pytest.raises(IndexError, match=r"^index -3 is out of bounds for dimension 0 with size 2$"):
+        x[-3]
+    with pytest.raises(IndexError, match=r"^too many indices for tensor of dimension 0$"):
+        opd.tensor(1.0)[0]
+    with pytest.raises(IndexError, match=r"^too many indices for tensor of dimension 2$"):
+        x[opd.ones(2, 3, 4) > 0]
+    with pytest.raises(RuntimeError, match=r"Overflow when unpacking long"):
+        x[2**70]
+    y = opd.arange(3.0)
+    y[1].fill_(9.0)  # a view, as torch's
+    assert y.tolist() == [0.0, 9.0, 2.0]

@@ -480,3 +480,75 @@ def test_parse_schema_errors_are_schema_parse_errors():
         opd.parse_schema("foo::bar(Tensor x")
     with pytest.raises(opd.SchemaParseError, match=r"but found 'Tensr' at column 18"):
         opd.parse_schema("foo(Tensor x) -> Tensr")
+
+
+def test_tensor_only_calls_bind_as_the_binder_does():
+    # Note [Tensor-only calls]: tensors by position to the first overload's leading Tensor
+    # parameters, defaults for the rest; anything else is the binder's, with its texts.
+    x, y = opd.tensor([1.0, 2.0]), opd.tensor([3.0, 4.0])
+    assert x.add(y).tolist() == [4.0, 6.0]
+    assert opd.add(x, y).tolist() == [4.0, 6.0]
+    assert ops.aten.add.Tensor(x, y).tolist() == [4.0, 6.0]
+    assert x.add(y, alpha=2).tolist() == [7.0, 10.0]
+    assert x.sum().item() == 3.0 and x.sum().dtype == opd.float32
+    out = opd.empty(2)
+    assert opd.add(x, y, out=out) is out
+    z = x.clone()
+    assert z.add_(y) is z and z.tolist() == [4.0, 6.0]
+    with pytest.raises(TypeError, match=r"add\(\) received an invalid combination of arguments"):
+        opd.add(x, y, y, y)
+    with pytest.raises(TypeError):
+        ops.aten.add.Tensor(x)
+
+
+def test_an_override_between_two_calls_of_one_call_site_takes_effect():
+    lib = Library("tensoronly", "DEF")
+    try:
+        lib.define("f(Tensor x, Tensor? y=None, *, int k=1) -> Tensor")
+        lib.impl("f", lambda x, y=None, k=1: x + k, "CPU")
+        x = opd.tensor([1.0])
+
+        def call():
+            return ops.tensoronly.f(x).tolist(), ops.tensoronly.f.default(x, x).tolist()
+
+        assert call() == ([2.0], [2.0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's "overriding a previously registered kernel"
+            override = Library("tensoronly", "IMPL")
+            override.impl("f", lambda x, y=None, k=1: x * 10, "CPU")
+        try:
+            assert call() == ([10.0], [10.0])
+        finally:
+            override.close()
+        assert call() == ([2.0], [2.0])
+    finally:
+        lib.close()
+    with pytest.raises(AttributeError):
+        ops.tensoronly.f
+
+
+def test_tensor_only_calls_while_another_thread_defines_and_undoes():
+    import threading
+    stop = threading.Event()
+    errors = []
+
+    def churn():
+        while not stop.is_set():
+            lib = Library("tensorchurn", "DEF")
+            try:
+                lib.define("g(Tensor x) -> Tensor")
+                lib.impl("g", lambda x: x, "CPU")
+            finally:
+                lib.close()
+
+    x, y = opd.ones(2), opd.ones(2)
+    t = threading.Thread(target=churn)
+    t.start()
+    try:
+        for _ in range(2000):
+            if x.add(y).tolist() != [2.0, 2.0] or opd.mul(x, y).tolist() != [1.0, 1.0]:
+                errors.append("wrong result")
+    finally:
+        stop.set()
+        t.join()
+    assert errors == []

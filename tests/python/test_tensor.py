@@ -839,3 +839,23 @@ def test_numel_and_sizes_as_torch():
     assert opd.numel(x) == 6 and x.nelement() == 6 and x.ndimension() == 2
     assert x.element_size() == 4 and x.is_floating_point() and not x.is_complex()
     assert opd.ones(1, dtype=opd.complex64).is_complex()
+
+
+def test_conversions_are_c_methods_with_torchs_argument_errors():
+    # Note [C methods] in python/src/tensor.cpp.
+    x = opd.rand(2, 3)
+    assert x.int().dtype == opd.int32 and x.double().dtype == opd.float64
+    assert x.float() is x
+    assert x.int(memory_format=opd.preserve_format).dtype == opd.int32
+    assert type(opd.Tensor.__dict__["int"]).__name__ == "method_descriptor"
+    assert opd.Tensor.int(x).dtype == opd.int32
+    with pytest.raises(TypeError, match=r"^int\(\) takes 0 positional arguments but 1 was given$"):
+        x.int(1)
+    with pytest.raises(TypeError, match=r"^int\(\): argument 'memory_format' must be "
+                                        r"opdispatch.memory_format, not int$"):
+        x.int(memory_format=1)
+    with pytest.raises(TypeError, match=r"^long\(\) got an unexpected keyword argument 'foo'$"):
+        x.long(foo=1)
+    with pytest.raises(TypeError, match=r"^descriptor 'int' for 'Tensor' objects doesn't apply "
+                                        r"to a 'int' object$"):
+        opd.Tensor.int(3)
