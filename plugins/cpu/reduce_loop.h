@@ -119,6 +119,14 @@ ColumnsFn<T> columns_fn(Fold f) {
     return avx2::kColumnsF64[static_cast<int>(f)];
 }
 template <class T>
+AnyFn<T> any_fn(bool all) {
+  if (!cpu::has_avx2_fma()) return nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    return avx2::kAnyF32[all ? 1 : 0];
+  else
+    return avx2::kAnyF64[all ? 1 : 0];
+}
+template <class T>
 ArgFn<T> arg_fn(bool max) {
   if (!cpu::has_avx2_fma()) return nullptr;
   if constexpr (std::is_same_v<T, float>)
@@ -233,11 +241,16 @@ struct ElementwiseReducer {
     return r;
   }
 
+  // acc[j] folds p[r * stride + j] for r in [0, rows), in order, and j in [0, w).
+  void fold_rows(A* acc, const T* p, int64_t w, int64_t rows, int64_t stride) const {
+    if constexpr (avx2_fold()) {
+      if (const auto f = vec::columns_fn<A>(Derived::kVecFold)) return f(acc, p, w, rows, stride);
+    }
+    for (int64_t r = 0; r < rows; ++r) self().fold_columns(acc, p + r * stride, w);
+  }
+
   // acc[j] folds p[j] for j in [0, w).
   void fold_columns(A* acc, const T* p, int64_t w) const {
-    if constexpr (avx2_fold()) {
-      if (const auto f = vec::columns_fn<A>(Derived::kVecFold)) return f(acc, p, w);
-    }
     int64_t j = 0;
     if constexpr (vectorised()) {
       using V = simd::vec<A>;
@@ -331,9 +344,12 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
         int64_t rows = 0;
         common::for_each_reduced_row(plan, common::input_offset(plan, o),
                                      [&](int64_t off, int64_t n, int64_t st, int64_t) {
-                                       for (int64_t k = 0; k < n; ++k) {
-                                         r.fold_columns(part, in + off + k * st, w);
-                                         if (++rows == kFoldRows) {
+                                       for (int64_t k = 0; k < n;) {
+                                         const int64_t m = std::min(n - k, kFoldRows - rows);
+                                         r.fold_rows(part, in + off + k * st, w, m, st);
+                                         k += m;
+                                         rows += m;
+                                         if (rows == kFoldRows) {
                                            for (int64_t j = 0; j < w; ++j) {
                                              r.combine(acc[j], part[j]);
                                              part[j] = r.init();

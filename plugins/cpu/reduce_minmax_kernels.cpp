@@ -82,6 +82,13 @@ struct AllAnyReducer : ElementwiseReducer<AllAnyReducer<T, Out, kAll>, T, bool> 
       return a || b;
   }
   void write(int64_t o, bool a) const { out[o] = static_cast<Out>(a); }
+  // Note [AVX2 reductions]: float and double rows at once.
+  void fold_rows(bool* acc, const T* p, int64_t w, int64_t rows, int64_t stride) const {
+    if constexpr (vec::kHasAvx2<T>) {
+      if (const auto f = vec::any_fn<T>(kAll)) return f(acc, p, w, rows, stride);
+    }
+    ElementwiseReducer<AllAnyReducer, T, bool>::fold_rows(acc, p, w, rows, stride);
+  }
 };
 
 template <bool kAll>

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "cpu/reduce_vec.h"
@@ -93,10 +94,10 @@ struct Op {
   static typename S::V vcombine(typename S::V a, typename S::V b) {
     if constexpr (kFold == Fold::kProd)
       return S::mul(a, b);
-    else if constexpr (kFold == Fold::kMax)  // a NaN in a stays (max returns its 2nd operand)
-      return S::blend(S::max(b, a), b, S::isnan(b));
+    else if constexpr (kFold == Fold::kMax)  // a NaN in a stays, one in b is or-ed in
+      return S::vor(S::max(b, a), S::isnan(b));
     else if constexpr (kFold == Fold::kMin)
-      return S::blend(S::min(b, a), b, S::isnan(b));
+      return S::vor(S::min(b, a), S::isnan(b));
     else
       return S::add(a, b);
   }
@@ -146,17 +147,79 @@ typename S::T fold_run(const typename S::T* p, int64_t n) {
   return r;
 }
 
+// Four input rows at a time: each vector of accumulators is loaded and stored once per four
+// rows, and takes the rows in order.
 template <class S, Fold kFold>
-void fold_columns(typename S::T* acc, const typename S::T* p, int64_t w) {
+void fold_columns(typename S::T* acc, const typename S::T* p, int64_t w, int64_t rows,
+                  int64_t stride) {
+  using T = typename S::T;
   using O = Op<kFold>;
+  constexpr int64_t L = S::L;
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const T* q = p + r * stride;
+    int64_t j = 0;
+    for (; j + L <= w; j += L) {
+      auto a = S::load(acc + j);
+      a = O::template vstep<S>(a, S::load(q + j));
+      a = O::template vstep<S>(a, S::load(q + stride + j));
+      a = O::template vstep<S>(a, S::load(q + 2 * stride + j));
+      a = O::template vstep<S>(a, S::load(q + 3 * stride + j));
+      S::store(acc + j, a);
+    }
+    for (; j < w; ++j)
+      for (int64_t k = 0; k < 4; ++k) acc[j] = O::step(acc[j], q[k * stride + j]);
+  }
+  for (; r < rows; ++r) {
+    const T* q = p + r * stride;
+    int64_t j = 0;
+    for (; j + L <= w; j += L)
+      S::store(acc + j, O::template vstep<S>(S::load(acc + j), S::load(q + j)));
+    for (; j < w; ++j) acc[j] = O::step(acc[j], q[j]);
+  }
+}
+
+// The non-zero lanes of a vector as eight (four) bytes of 0 or 1, in order.
+inline uint64_t nonzero_bytes(__m256 x) {
+  const __m256i m = _mm256_castps_si256(_mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+  const __m128i b = _mm_and_si128(_mm_packs_epi16(w, w), _mm_set1_epi8(1));
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(b));
+}
+inline uint32_t nonzero_bytes(__m256d x) {
+  const __m256i m = _mm256_castpd_si256(_mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_NEQ_UQ));
+  // The low 32 bits of each 64-bit lane, then as for float.
+  const __m256i lo = _mm256_permutevar8x32_epi32(m, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(lo), _mm256_castsi256_si128(lo));
+  const __m128i b = _mm_and_si128(_mm_packs_epi16(w, w), _mm_set1_epi8(1));
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(b));
+}
+
+// any (kAll false) / all over rows, as fold_columns; bool is one byte of 0 or 1.
+template <class S, bool kAll>
+void any_columns(bool* acc, const typename S::T* p, int64_t w, int64_t rows, int64_t stride) {
+  using T = typename S::T;
+  constexpr int64_t L = S::L;
+  using Bytes = decltype(nonzero_bytes(S::set1(0)));
+  static_assert(sizeof(Bytes) == L && sizeof(bool) == 1);
   int64_t j = 0;
-  for (; j + 4 * S::L <= w; j += 4 * S::L)
-    for (int64_t k = 0; k < 4; ++k)
-      S::store(acc + j + k * S::L,
-               O::template vstep<S>(S::load(acc + j + k * S::L), S::load(p + j + k * S::L)));
-  for (; j + S::L <= w; j += S::L)
-    S::store(acc + j, O::template vstep<S>(S::load(acc + j), S::load(p + j)));
-  for (; j < w; ++j) acc[j] = O::step(acc[j], p[j]);
+  for (; j + L <= w; j += L) {
+    Bytes a;
+    std::memcpy(&a, acc + j, sizeof a);
+    for (int64_t r = 0; r < rows; ++r) {
+      const Bytes b = nonzero_bytes(S::load(p + r * stride + j));
+      a = kAll ? (a & b) : (a | b);
+    }
+    std::memcpy(acc + j, &a, sizeof a);
+  }
+  for (; j < w; ++j) {
+    bool a = acc[j];
+    for (int64_t r = 0; r < rows; ++r) {
+      const T x = p[r * stride + j];
+      a = kAll ? (a && x != T(0)) : (a || x != T(0));
+    }
+    acc[j] = a;
+  }
 }
 
 // Lane indices as integers of the element's width (int32 for float, int64 for double), so that a
@@ -253,5 +316,7 @@ extern const ColumnsFn<double> kColumnsF64[kNumFolds] = OPD_FOLDS(F64, fold_colu
 #undef OPD_FOLDS
 extern const ArgFn<float> kArgF32[2] = {arg_run<F32, false>, arg_run<F32, true>};
 extern const ArgFn<double> kArgF64[2] = {arg_run<F64, false>, arg_run<F64, true>};
+extern const AnyFn<float> kAnyF32[2] = {any_columns<F32, false>, any_columns<F32, true>};
+extern const AnyFn<double> kAnyF64[2] = {any_columns<F64, false>, any_columns<F64, true>};
 
 }  // namespace opd::cpu::reduction::vec::avx2

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "op_test_util.h"
@@ -593,9 +594,16 @@ TEST_P(ReductionOps, Avx2FoldsAgreeWithScalarReferences) {
         EXPECT_TRUE(tensors_equal(opd::argmin(y), ex({double(pos)}, {}, kLong))) << pos;
       }
     }
-    // Outer-dim (columns) and strided runs, with NaNs in some columns.
-    for (int64_t cols : {1, 7, 8, 9, 33, 257}) {
-      const int64_t rows = 37;
+    // Outer-dim (columns, four rows at once, kFoldRows) and strided runs, with NaNs in some
+    // columns; any / all with a zero column, a -0 and NaN.
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3, 9},
+                              {37, 1},
+                              {37, 7},
+                              {37, 8},
+                              {37, 33},
+                              {37, 257},
+                              {130, 17}}) {
+      SCOPED_TRACE(testing::Message() << rows << "x" << cols << ", dtype " << dt);
       std::vector<double> v(static_cast<size_t>(rows * cols));
       for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 13) - 6;
       for (int64_t c = 3; c < cols; c += 5)
@@ -616,6 +624,22 @@ TEST_P(ReductionOps, Avx2FoldsAgreeWithScalarReferences) {
         EXPECT_TRUE(tensors_equal(opd::amin(t, IntArrayRef{0}), ex(lo, {cols}, dt)));
         EXPECT_TRUE(tensors_equal(opd::amax(t.t(), IntArrayRef{1}), ex(hi, {cols}, dt)));
       }
+      // Column c: zero but for a NaN (c % 4 == 1), a -0 (c % 4 == 2) or a 1 (c % 4 == 3) in one
+      // row; the row of index 1 is all ones.
+      std::vector<double> z(v.size(), 0);
+      std::vector<double> any(cols, 0), all(cols, 0);
+      for (int64_t c = 0; c < cols; ++c) {
+        const double e = c % 4 == 1 ? kNaN : c % 4 == 2 ? -0.0 : c % 4 == 3 ? 1 : 0;
+        z[static_cast<size_t>(((c * 5) % rows) * cols + c)] = e;
+        any[c] = e != 0 || std::isnan(e) || rows > 1;
+        all[c] = rows == 1 && (e != 0 || std::isnan(e));
+        if (rows > 1) z[static_cast<size_t>(cols + c)] = 1;
+      }
+      Tensor y = in(z, {rows, cols}, dt);
+      EXPECT_TRUE(tensors_equal(opd::any(y, 0), ex(any, {cols}, kBool)));
+      EXPECT_TRUE(tensors_equal(opd::all(y, 0), ex(all, {cols}, kBool)));
+      EXPECT_TRUE(tensors_equal(opd::all(opd::add(y, 2), 0),
+                                ex(std::vector<double>(cols, 1), {cols}, kBool)));
     }
   }
 }
