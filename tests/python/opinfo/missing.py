@@ -1,8 +1,10 @@
-"""masked_scatter, index_copy, xlogy (helper "missing-ops", issue 31, session 3).
+"""masked_scatter, index_copy, xlogy, kthvalue, kron, cross and linalg_cross (helper
+"missing-ops", issue 31, session 3).
 
 index_copy's samples index distinct positions along dim (which of two slices written to one
 place wins is the last in PyTorch's sequential kernel, but a gradient through an overwritten
-slice is not defined); masked_scatter's sources have at least as many elements as the mask has
+slice is not defined); kthvalue's inputs have distinct values (torch's quickselect returns any
+of tied elements' indices); masked_scatter's sources have at least as many elements as the mask has
 ones; xlogy's gradients are checked where y > 0 (its edges, x = 0 and y NaN or <= 0, are value
 samples)."""
 
@@ -157,6 +159,141 @@ def _xlogy_scalar_other(lib, x, number, **kwargs):
     return lib.xlogy(x, number, **kwargs)
 
 
+
+# ---- kthvalue ---------------------------------------------------------------------------
+
+def _distinct(make, shape, noncontiguous=False, requires_grad=False):
+    """A tensor of `shape` and make's dtype whose values are distinct (a shuffled range, exact in
+    every dtype kthvalue takes: at most 100 elements), strided when noncontiguous."""
+    if noncontiguous and len(shape) > 0:  # every other element of a wider one
+        wide = _distinct(make, tuple(shape[:-1]) + (shape[-1] * 2,))
+        t = wide[..., ::2]
+        return t.detach().requires_grad_(True) if requires_grad and make.dtype in D.floating else t
+    n = _prod(shape)
+    values = list(range(-(n // 2), n - n // 2))
+    make.rng.shuffle(values)
+    if make.dtype == "uint8":
+        values = [v + n // 2 for v in values]
+    dtype = getattr(opd, make.dtype)
+    t = opd.tensor(values, dtype=opd.float64).reshape(list(shape)).to(dtype)
+    if make.dtype in D.floating:
+        t = t / 4  # fractions, still exact
+    if requires_grad and make.dtype in D.floating:
+        t = t.detach().requires_grad_(True)
+    return t
+
+
+def sample_kthvalue(op, make, dtype, rg):
+    yield SampleInput(_distinct(make, (3, 5), requires_grad=rg), args=(2,))
+    yield SampleInput(_distinct(make, (3, 5), noncontiguous=True, requires_grad=rg),
+                      args=(3, 0), name="strided, dim 0")
+    yield SampleInput(_distinct(make, (4, 3), requires_grad=rg).t(), args=(4,),
+                      kwargs={"dim": 1, "keepdim": True}, name="transposed, keepdim, k = size")
+    yield SampleInput(_distinct(make, (2, 3, 4), requires_grad=rg), args=(1, -2),
+                      name="3-d, k = 1")
+    yield SampleInput(_distinct(make, (), requires_grad=rg), args=(1,), name="0-d")
+    yield SampleInput(_distinct(make, (), requires_grad=rg), args=(1, 0, True),
+                      name="0-d, keepdim")
+    yield SampleInput(make((0, 3)), args=(2,), name="empty, reduced dim not")
+    if dtype in D.floating and not rg:
+        nan = float("nan")
+        x = opd.tensor([[3.0, nan, 1.0], [nan, nan, -1.0]], dtype=getattr(opd, dtype))
+        yield SampleInput(x, args=(2,), name="NaN largest")
+
+
+def _kthvalue(lib, *args, out=None, **kwargs):
+    """torch.kthvalue, whose out= is the (values, indices) pair; opdispatch's binding takes them
+    as the schema's values= and indices= (it does not map out= onto several outputs)."""
+    if out is None or lib.__name__ == "torch":
+        return lib.kthvalue(*args, **kwargs) if out is None else lib.kthvalue(*args, out=out,
+                                                                              **kwargs)
+    return lib.kthvalue(*args, values=out[0], indices=out[1], **kwargs)
+
+
+def errors_kthvalue(op, make):
+    x = make((2, 3))
+    yield ErrorInput(SampleInput(x, args=(4,)), RuntimeError,
+                     r"kthvalue\(\): selected number k out of range for dimension 1")
+    yield ErrorInput(SampleInput(x, args=(0, 0)), RuntimeError,
+                     r"kthvalue\(\): selected number k out of range for dimension 0")
+    yield ErrorInput(SampleInput(make((3, 0)), args=(1, 1)), IndexError,
+                     r"kthvalue\(\): Expected reduction dim 1 to have non-zero size.")
+    yield ErrorInput(SampleInput(opd.ones(3, dtype=opd.float16), args=(1,)), RuntimeError,
+                     "\"kthvalue_cpu\" not implemented for 'Half'")
+    yield ErrorInput(SampleInput(opd.ones(3, dtype=opd.bool), args=(1,)), RuntimeError,
+                     "\"kthvalue_cpu\" not implemented for 'Bool'")
+
+
+# ---- kron -------------------------------------------------------------------------------
+
+def sample_kron(op, make, dtype, rg):
+    yield SampleInput(make((2, 3), requires_grad=rg), args=(make((3, 2), requires_grad=rg),))
+    yield SampleInput(make((2,), requires_grad=rg), args=(make((3, 2), requires_grad=rg),),
+                      name="fewer dims")
+    yield SampleInput(make((2, 2, 3), noncontiguous=True, requires_grad=rg),
+                      args=(make((3, 2), requires_grad=rg),), name="strided (viewable)")
+    if not rg:  # torch 1.13 views its inputs: a transposed one raises view's error
+        yield SampleInput(make((2, 3)), args=(make((3, 2)).t(),), name="transposed: raises")
+    yield SampleInput(make((), requires_grad=rg), args=(make((2, 3), requires_grad=rg),),
+                      name="0-d self")
+    yield SampleInput(make((), requires_grad=rg), args=(make((), requires_grad=rg),),
+                      name="0-d both")
+    yield SampleInput(make((0, 3)), args=(make((2, 2)),), name="empty")
+
+
+# ---- cross, linalg_cross ----------------------------------------------------------------
+
+def sample_cross(op, make, dtype, rg):
+    yield SampleInput(make((4, 3), requires_grad=rg), args=(make((4, 3), requires_grad=rg),),
+                      name="dim left out")
+    yield SampleInput(make((3, 3), requires_grad=rg), args=(make((3, 3), requires_grad=rg),),
+                      name="dim left out, first of two")
+    yield SampleInput(make((3, 4), requires_grad=rg), args=(make((3, 4), requires_grad=rg), 0))
+    yield SampleInput(make((4, 1, 3), noncontiguous=True, requires_grad=rg),
+                      args=(make((1, 2, 3), requires_grad=rg),), kwargs={"dim": -1},
+                      name="strided, broadcast")
+    yield SampleInput(make((3, 4), requires_grad=rg).t(),
+                      args=(make((4, 3), requires_grad=rg), 1), name="transposed")
+    yield SampleInput(make((0, 3)), args=(make((0, 3)), 1), name="empty")
+
+
+def errors_cross(op, make):
+    yield ErrorInput(SampleInput(make((4, 2)), args=(make((4, 2)),)), RuntimeError,
+                     "no dimension of size 3 in input")
+    yield ErrorInput(SampleInput(make((3,)), args=(make((4, 3)), 0)), RuntimeError,
+                     "linalg.cross: inputs must have the same number of dimensions.")
+    yield ErrorInput(SampleInput(make((3, 1, 4)), args=(make((1, 5, 4)),)), RuntimeError,
+                     r"linalg.cross: inputs dimension 0 must have length 3. Got 3 and 1")
+    x = make((3, 3))
+    yield ErrorInput(SampleInput(x, args=(x, 2)), IndexError, "Dimension out of range")
+
+
+def sample_linalg_cross(op, make, dtype, rg):
+    yield SampleInput(make((4, 3), requires_grad=rg), args=(make((4, 3), requires_grad=rg),))
+    yield SampleInput(make((3, 4), requires_grad=rg), args=(make((3, 4), requires_grad=rg),),
+                      kwargs={"dim": 0})
+    yield SampleInput(make((2, 1, 3), noncontiguous=True, requires_grad=rg),
+                      args=(make((1, 4, 3), requires_grad=rg),), name="strided, broadcast")
+    yield SampleInput(make((0, 3)), args=(make((0, 3)),), name="empty")
+
+
+def errors_linalg_cross(op, make):
+    x = make((4, 3))
+    yield ErrorInput(SampleInput(x, args=(x,), kwargs={"dim": 0}), RuntimeError,
+                     r"linalg.cross: inputs dimension 0 must have length 3. Got 4 and 4")
+    other = "float64" if make.dtype != "float64" else "float32"
+    yield ErrorInput(SampleInput(x, args=(make((4, 3), dtype_override=other),)), RuntimeError,
+                     "expected scalar type .* but found")
+    h = opd.ones(3, dtype=opd.float16)
+    yield ErrorInput(SampleInput(h, args=(h,)), RuntimeError,
+                     "\"cross\" not implemented for 'Half'")
+
+
+def _linalg_cross(lib, *args, **kwargs):
+    fn = lib.linalg.cross if lib.__name__ == "torch" else lib.linalg_cross
+    return fn(*args, **kwargs)
+
+
 XLOGY_TOL = {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
 
 OP_DB = [
@@ -170,4 +307,13 @@ OP_DB = [
            sample_inputs=sample_xlogy_scalar_self, tol=XLOGY_TOL),
     OpInfo("xlogy.Scalar_Other", op=_xlogy_scalar_other, method="xlogy", inplace="xlogy_",
            dtypes=D.all_and_bool, sample_inputs=sample_xlogy_scalar_other, tol=XLOGY_TOL),
+    OpInfo("kthvalue", op=_kthvalue, dtypes=("float32", "float64", "bfloat16") + D.integral,
+           sample_inputs=sample_kthvalue, error_inputs=errors_kthvalue,
+           layouts=("contiguous", "transposed", "strided", "offset")),
+    OpInfo("kron", dtypes=ALL, sample_inputs=sample_kron),
+    OpInfo("cross", dtypes=("float32", "float64", "bfloat16") + D.integral + D.complex,
+           sample_inputs=sample_cross, error_inputs=errors_cross),
+    OpInfo("linalg_cross", op=_linalg_cross, method=False,
+           dtypes=("float32", "float64", "bfloat16") + D.integral + D.complex,
+           sample_inputs=sample_linalg_cross, error_inputs=errors_linalg_cross),
 ]
