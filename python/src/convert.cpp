@@ -117,8 +117,19 @@ py::object wrap(Tensor t) {
   if (!t.defined()) return py::none();
   static const py::detail::type_info* info = py::detail::get_type_info(typeid(Tensor));
   auto value = std::make_unique<Tensor>(std::move(t));
-  auto* inst = reinterpret_cast<py::detail::instance*>(py::detail::make_new_instance(info->type));
-  py::object obj = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(inst));
+  // make_new_instance less allocate_layout's lookup of the type's pybind11 bases: the Tensor
+  // class has one, and its holder fits in place (pybind11's simple layout, set as
+  // allocate_layout sets it).
+  static_assert(sizeof(std::unique_ptr<Tensor>) <=
+                sizeof(void*) * py::detail::instance_simple_holder_in_ptrs());
+  PyObject* self = info->type->tp_alloc(info->type, 0);
+  if (self == nullptr) throw py::error_already_set();
+  py::object obj = py::reinterpret_steal<py::object>(self);
+  auto* inst = reinterpret_cast<py::detail::instance*>(self);
+  inst->simple_layout = true;
+  inst->simple_value_holder[0] = nullptr;
+  inst->simple_holder_constructed = false;
+  inst->simple_instance_registered = false;
   py::detail::value_and_holder v_h = inst->get_value_and_holder(info);
   v_h.value_ptr() = value.get();
   inst->owned = true;
