@@ -7,11 +7,11 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -296,24 +296,39 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
       !plan.reduced_sizes.empty()) {
     const int64_t outer = plan.reduced_sizes[0];
     const int64_t inner = plan.reduced_numel / outer;
+    // Note [Reduction pieces]: pieces of about kGrain elements (whole outer rows), claimed one at
+    // a time by the threads, so that a thread the OS runs late (a loaded machine) leaves its
+    // share to the others instead of holding up the call; the pieces' results combine in order,
+    // adjacent pairs as a balanced tree (a float sum's error grows with log(pieces)). Piece
+    // boundaries depend on the sizes only, so the result does not depend on the threads.
+    const int64_t rows = std::max<int64_t>(1, kGrain / inner);
+    const int64_t pieces = (outer + rows - 1) / rows;
     for (int64_t o = 0; o < plan.num_outputs; ++o) {
       const int64_t base = common::input_offset(plan, o);
-      std::mutex mu;
-      std::vector<std::pair<int64_t, Acc>> parts;
-      cpu::parallel_for(0, outer, std::max<int64_t>(1, kGrain / inner), [&](int64_t a, int64_t b) {
-        ReductionPlan piece = plan;
-        piece.reduced_sizes[0] = b - a;
-        piece.reduced_numel = (b - a) * inner;
-        Acc acc = r.init();
-        fold(acc, piece, base + a * plan.reduced_strides[0], a * inner);
-        std::lock_guard<std::mutex> lock(mu);
-        parts.emplace_back(a, acc);
+      struct Part {  // not vector<bool>'s proxies
+        Acc acc;
+      };
+      std::vector<Part> parts(static_cast<size_t>(pieces), Part{r.init()});
+      std::atomic<int64_t> next{0};
+      const int64_t threads = std::min<int64_t>(pieces, cpu::get_num_threads());
+      cpu::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
+        for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
+          const int64_t a = i * rows, b = std::min(outer, a + rows);
+          ReductionPlan piece = plan;
+          piece.reduced_sizes[0] = b - a;
+          piece.reduced_numel = (b - a) * inner;
+          fold(parts[static_cast<size_t>(i)].acc, piece, base + a * plan.reduced_strides[0],
+               a * inner);
+        }
       });
-      std::sort(parts.begin(), parts.end(),
-                [](const auto& x, const auto& y) { return x.first < y.first; });
-      Acc acc = r.init();
-      for (const auto& part : parts) r.combine(acc, part.second);
-      r.write(o, acc);
+      for (size_t n = parts.size(); n > 1; n = (n + 1) / 2) {
+        for (size_t k = 0; k < n / 2; ++k) {
+          r.combine(parts[2 * k].acc, parts[2 * k + 1].acc);
+          if (k > 0) parts[k] = parts[2 * k];
+        }
+        if (n % 2 == 1) parts[n / 2] = parts[n - 1];
+      }
+      r.write(o, parts[0].acc);
     }
     return;
   }

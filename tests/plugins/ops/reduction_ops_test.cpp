@@ -551,11 +551,12 @@ TEST_P(ReductionOps, VectorisedFoldsAgreeWithDoubleSums) {
 
 // The AVX2 loops (Note [AVX2 reductions]) in float and double: every length around the vector
 // and the eight-vector step, a NaN in every lane position, ties (the first index wins), and the
-// strided and outer-dim runs, against references computed here.
+// strided and outer-dim runs, against references computed here. 98309 elements split into
+// pieces over the threads (Note [Reduction pieces]).
 TEST_P(ReductionOps, Avx2FoldsAgreeWithScalarReferences) {
   for (ScalarType dt : {kFloat, kDouble}) {
-    for (int64_t n : {0,  1,  2,  3,  4,  5,  7,   8,   9,   15,   16,   17,   31,
-                      32, 33, 63, 64, 65, 66, 127, 128, 129, 1023, 1024, 1025, 2049}) {
+    for (int64_t n : {0,  1,  2,  3,  4,  5,   7,   8,   9,    15,   16,   17,   31,   32,
+                      33, 63, 64, 65, 66, 127, 128, 129, 1023, 1024, 1025, 2049, 98309}) {
       SCOPED_TRACE(testing::Message() << "n = " << n << ", dtype " << dt);
       // Small integers: every sum is exact in either dtype and in any order.
       std::vector<double> v(static_cast<size_t>(n)), signs(v.size());
