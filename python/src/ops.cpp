@@ -75,7 +75,10 @@ py::object named_tuple(const FunctionSchema& schema, py::tuple values) {
 }
 
 // The results of a call, left on `stack` by the kernel.
-py::object call_result(const FunctionSchema& schema, Stack stack, const PythonArgs& args) {
+// `method`: a Tensor method call, whose Tensor[] result is a tuple, as torch's Tensor methods
+// return (x.split(2), x.unbind()); torch.ops' overloads and packets return a list.
+py::object call_result(const FunctionSchema& schema, Stack stack, const PythonArgs& args,
+                       bool method) {
   const auto& returns = schema.returns();
   auto result = [&](size_t i) -> py::object {
     if (const AliasInfo* alias = returns[i].alias_info(); alias && alias->is_write) {
@@ -90,7 +93,17 @@ py::object call_result(const FunctionSchema& schema, Stack stack, const PythonAr
     return from_ivalue(std::move(stack[i]));
   };
   if (returns.empty()) return py::none();
-  if (returns.size() == 1 && !schema.is_varret()) return result(0);
+  if (returns.size() == 1 && !schema.is_varret()) {
+    py::object r = result(0);
+    const Type& type = *returns[0].type();
+    if (method && type.kind() == TypeKind::List &&
+        type.contained()[0]->kind() == TypeKind::Tensor && PyList_CheckExact(r.ptr())) {
+      PyObject* tuple = PyList_AsTuple(r.ptr());
+      if (tuple == nullptr) throw py::error_already_set();
+      return py::reinterpret_steal<py::object>(tuple);
+    }
+    return r;
+  }
   py::tuple out(stack.size());
   for (size_t i = 0; i < stack.size(); ++i) {
     out[i] = i < returns.size() ? result(i) : from_ivalue(std::move(stack[i]));
@@ -388,7 +401,7 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
         bound->op.call_boxed(&bound->stack);
       }
     }
-    return call_result(*bound->schema, std::move(bound->stack), args);
+    return call_result(*bound->schema, std::move(bound->stack), args, self_bound);
   }
   bind::CallArgs call_args;
   call_args.self_bound = self_bound;
@@ -436,7 +449,7 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
       bound->op.call_boxed(&bound->stack);
     }
   }
-  return call_result(*bound->schema, std::move(bound->stack), args);
+  return call_result(*bound->schema, std::move(bound->stack), args, self_bound);
 }
 
 void bind_ops(py::module_& m) {

@@ -552,3 +552,16 @@ def test_tensor_only_calls_while_another_thread_defines_and_undoes():
         stop.set()
         t.join()
     assert errors == []
+
+
+def test_tensor_list_results_are_tuples_from_methods_and_lists_from_torch_ops():
+    # As torch 1.13: x.split(2) and x.unbind() are tuples; torch.ops.aten.split.Tensor(x, 2) and
+    # the packet are lists. (torch.split(x, 2) is a tuple too; opdispatch.split is
+    # ops.aten.split, a list.)
+    x = opd.ones(4)
+    assert type(x.split(2)) is tuple and len(x.split(2)) == 2
+    assert type(x.view(2, 2).unbind()) is tuple
+    assert type(x.chunk(2)) is tuple and type(x.tensor_split(2)) is tuple
+    assert type(ops.aten.split.Tensor(x, 2)) is list
+    assert type(ops.aten.split(x, 2)) is list
+    assert type(ops.aten.unbind.int(x.view(2, 2))) is list
