@@ -14,7 +14,9 @@ namespace {
 
 using common::opmath_t;
 using common::TensorIterator;
+using cpu::cpu_binary_kernel_vec;
 using cpu::cpu_kernel;
+using cpu::vec::BinaryVecOp;
 
 // Note [Integer division by zero]
 // PyTorch's integral kernels of div (trunc, floor), floor_divide, remainder and fmod raise
@@ -100,13 +102,21 @@ T float_remainder(T a, T b) {
 // `round` that does the same (identity for the other types), so the results are PyTorch's.
 
 // Runs int_op over the integral types (after the zero-divisor scan) and float_op(a, b, round),
-// in opmath, over the floating ones, for the kernel `name`.
+// in opmath, over the floating ones, for the kernel `name`; float and double take the vector
+// loop of `vec_op` where the CPU has one (Note [Binary kernels in AVX2]), which computes what
+// float_op does.
 template <class IntOp, class FloatOp>
-void division_kernel(const TensorIterator& iter, const char* name, IntOp int_op, FloatOp float_op) {
+void division_kernel(const TensorIterator& iter, const char* name, IntOp int_op, FloatOp float_op,
+                     cpu::vec::BinaryVecOp vec_op) {
   OPD_DISPATCH_ALL_TYPES_AND2(kHalf, kBFloat16, iter.common_dtype(), name, [&] {
     if constexpr (std::is_integral_v<scalar_t>) {
       check_no_zero_divisor<scalar_t>(iter);
       cpu_kernel(iter, [int_op](scalar_t a, scalar_t b) -> scalar_t { return int_op(a, b); });
+    } else if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
+      const auto exact = [](scalar_t x) { return x; };
+      cpu_binary_kernel_vec<scalar_t>(
+          iter, [float_op, exact](scalar_t a, scalar_t b) { return float_op(a, b, exact); },
+          cpu::vec::vec_binary<scalar_t>(vec_op));
     } else {
       using opmath = opmath_t<scalar_t>;
       const auto round = [](opmath x) { return opmath(static_cast<scalar_t>(x)); };
@@ -120,13 +130,14 @@ void division_kernel(const TensorIterator& iter, const char* name, IntOp int_op,
 void div_trunc_kernel(const TensorIterator& iter) {
   division_kernel(
       iter, "div_trunc_cpu", [](auto a, auto b) { return int_div(a, b); },
-      [](auto a, auto b, auto round) { return std::trunc(round(a / b)); });
+      [](auto a, auto b, auto round) { return std::trunc(round(a / b)); }, BinaryVecOp::DivTrunc);
 }
 
 void div_floor_kernel(const TensorIterator& iter) {
   division_kernel(
       iter, "div_floor_cpu", [](auto a, auto b) { return int_div_floor(a, b); },
-      [](auto a, auto b, auto round) { return float_div_floor(a, b, round); });
+      [](auto a, auto b, auto round) { return float_div_floor(a, b, round); },
+      BinaryVecOp::DivFloor);
 }
 
 }  // namespace
@@ -152,13 +163,13 @@ void floor_divide_out(const TensorIterator& iter, const Tensor&, const Tensor&) 
 void remainder_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
   division_kernel(
       iter, "remainder_cpu", [](auto a, auto b) { return int_remainder(a, b); },
-      [](auto a, auto b, auto) { return float_remainder(a, b); });
+      [](auto a, auto b, auto) { return float_remainder(a, b); }, BinaryVecOp::Remainder);
 }
 
 void fmod_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
   division_kernel(
       iter, "fmod_cpu", [](auto a, auto b) { return int_mod(a, b); },
-      [](auto a, auto b, auto) { return std::fmod(a, b); });
+      [](auto a, auto b, auto) { return std::fmod(a, b); }, BinaryVecOp::Fmod);
 }
 
 }  // namespace opd::native

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <complex>
+#include <type_traits>
 
 #include "common/elementwise.h"
 #include "common/loops.h"
@@ -16,14 +17,20 @@ using common::opmath_t;
 using common::TensorIterator;
 using cpu::cpu_kernel;
 
-// out = op(a, b) in opmath over the types OPD_DISPATCH_FLOATING_TYPES_AND names.
+// out = op(a, b) in opmath over the types OPD_DISPATCH_FLOATING_TYPES_AND names; float and
+// double take the vector loop of `vec_op` where the CPU has one (Note [Binary kernels in AVX2]).
 template <class Op>
-void floating_binary_kernel(const TensorIterator& iter, const char* name, const Op& op) {
+void floating_binary_kernel(const TensorIterator& iter, const char* name, const Op& op,
+                            cpu::vec::BinaryVecOp vec_op) {
   OPD_DISPATCH_FLOATING_TYPES_AND2(kHalf, kBFloat16, iter.common_dtype(), name, [&] {
-    using opmath = opmath_t<scalar_t>;
-    cpu_kernel(iter, [op](scalar_t a, scalar_t b) -> scalar_t {
-      return static_cast<scalar_t>(op(opmath(a), opmath(b)));
-    });
+    if constexpr (std::is_same_v<scalar_t, float> || std::is_same_v<scalar_t, double>) {
+      cpu::cpu_binary_kernel_vec<scalar_t>(iter, op, cpu::vec::vec_binary<scalar_t>(vec_op));
+    } else {
+      using opmath = opmath_t<scalar_t>;
+      cpu_kernel(iter, [op](scalar_t a, scalar_t b) -> scalar_t {
+        return static_cast<scalar_t>(op(opmath(a), opmath(b)));
+      });
+    }
   });
 }
 
@@ -39,15 +46,21 @@ T lerp(T self, T end, W weight) {
 // The structured impls (Note [Structured kernels] in tools/gen/structured.h). The metadata
 // step has refused the dtypes PyTorch's kernels lack (Half for atan2 and hypot).
 void atan2_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
-  floating_binary_kernel(iter, "atan2_cpu", [](auto a, auto b) { return std::atan2(a, b); });
+  floating_binary_kernel(
+      iter, "atan2_cpu", [](auto a, auto b) { return std::atan2(a, b); },
+      cpu::vec::BinaryVecOp::Atan2);
 }
 
 void hypot_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
-  floating_binary_kernel(iter, "hypot_cpu", [](auto a, auto b) { return std::hypot(a, b); });
+  floating_binary_kernel(
+      iter, "hypot_cpu", [](auto a, auto b) { return std::hypot(a, b); },
+      cpu::vec::BinaryVecOp::Hypot);
 }
 
 void copysign_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
-  floating_binary_kernel(iter, "copysign_cpu", [](auto a, auto b) { return std::copysign(a, b); });
+  floating_binary_kernel(
+      iter, "copysign_cpu", [](auto a, auto b) { return std::copysign(a, b); },
+      cpu::vec::BinaryVecOp::Copysign);
 }
 
 void lerp_Scalar_out(const TensorIterator& iter, const Tensor&, const Tensor&,

@@ -20,7 +20,14 @@ namespace {
 
 using common::opmath_t;
 using common::TensorIterator;
+using cpu::cpu_binary_kernel_vec;
 using cpu::cpu_kernel;
+using cpu::vec::BinaryVecOp;
+using cpu::vec::vec_binary;
+
+// The dtypes with vector loops (Note [Binary kernels in AVX2]).
+template <class T>
+constexpr bool kVecFloating = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 // Note [Same-shape fast path]
 // The functional add, sub and mul of two contiguous CPU tensors of one dtype and one shape: what
@@ -28,24 +35,36 @@ using cpu::cpu_kernel;
 // contiguous output, nothing to convert or broadcast), so the kernel makes the same checks
 // (common::check_add and friends) and runs one flat loop without building an iterator, which is
 // about 40% of a small add's time. Each operator's element function is written once and run by
-// either: `run(op)` below is cpu_kernel over an iterator, or DenseRun.
+// either: `run(op, vec)` below is IterRun (over an iterator) or DenseRun.
 bool same_shape_dense(const Tensor& a, const Tensor& b) {
   return a.scalar_type() == b.scalar_type() && a.is_cpu() && b.is_cpu() &&
          a.sizes().equals(b.sizes()) && a.is_contiguous() && b.is_contiguous();
 }
 
-// out[i] = op(a[i], b[i]) over new dense `out`, split across the pool when large.
+// The vector loop of `op` for T, null for the dtypes without one (Note [Binary kernels in
+// AVX2]).
+template <class T>
+cpu::vec::BinaryArrayFn<T> vec_for(BinaryVecOp op) {
+  if constexpr (kVecFloating<T>) {
+    return vec_binary<T>(op);
+  } else {
+    return nullptr;
+  }
+}
+
+// out[i] = op(a[i], b[i]) over new dense `out`, by `vec` where not null, split across the pool
+// when large.
 struct DenseRun {
   const Tensor& out;
   const Tensor& a;
   const Tensor& b;
-  template <class Op>
-  void operator()(const Op& op) const {
-    using T = typename common::detail::function_traits<Op>::result_type;
+  template <class Op, class T>
+  void operator()(const Op& op, cpu::vec::BinaryArrayFn<T> vec) const {
     T* o = static_cast<T*>(out.data_ptr());
     const T* x = static_cast<const T*>(a.data_ptr());
     const T* y = static_cast<const T*>(b.data_ptr());
     auto loop = [&](int64_t begin, int64_t end) {
+      if (vec != nullptr) return vec(x + begin, 1, y + begin, 1, o + begin, end - begin);
       for (int64_t i = begin; i < end; ++i) o[i] = op(x[i], y[i]);
     };
     const int64_t n = out.numel();
@@ -58,26 +77,43 @@ struct DenseRun {
 };
 
 // add and sub (sub adds -alpha). Bool arithmetic is logical: true + true is true. Half and
-// BFloat16 compute in float (opmath_t) and round once, as PyTorch does.
+// BFloat16 compute in float (opmath_t) and round once, as PyTorch does. `run(op, vec)` runs the
+// element function op, or the vector loop vec where not null.
 template <class Run>
 void add_ops(ScalarType dtype, const Scalar& alpha, const char* name, const Run& run) {
   OPD_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(kBool, kHalf, kBFloat16, dtype, name, [&] {
     using opmath = opmath_t<scalar_t>;
     const auto a = common::scalar_to<opmath>(alpha);
     if (a == opmath(1)) {
-      run([](scalar_t x, scalar_t y) -> scalar_t {
-        return static_cast<scalar_t>(opmath(x) + opmath(y));
-      });
-    } else {
-      run([a](scalar_t x, scalar_t y) -> scalar_t {
-        return static_cast<scalar_t>(opmath(x) + a * opmath(y));
-      });
+      run([](scalar_t x,
+             scalar_t y) -> scalar_t { return static_cast<scalar_t>(opmath(x) + opmath(y)); },
+          vec_for<scalar_t>(BinaryVecOp::Add));
+      return;
     }
+    if constexpr (kVecFloating<scalar_t>) {
+      if (a == opmath(-1)) {  // sub: x + -1 * y is x - y exactly
+        run([](scalar_t x, scalar_t y) -> scalar_t { return x - y; },
+            vec_for<scalar_t>(BinaryVecOp::Sub));
+        return;
+      }
+    }
+    run([a](scalar_t x,
+            scalar_t y) -> scalar_t { return static_cast<scalar_t>(opmath(x) + a * opmath(y)); },
+        cpu::vec::BinaryArrayFn<scalar_t>{nullptr});
   });
 }
 
+// run(op, vec) over an iterator.
+struct IterRun {
+  const TensorIterator& iter;
+  template <class Op, class T>
+  void operator()(const Op& op, cpu::vec::BinaryArrayFn<T> vec) const {
+    cpu_binary_kernel_vec<T>(iter, op, vec);
+  }
+};
+
 void add_kernel(const TensorIterator& iter, const Scalar& alpha, const char* name = "add_cpu") {
-  add_ops(iter.common_dtype(), alpha, name, [&](const auto& op) { cpu_kernel(iter, op); });
+  add_ops(iter.common_dtype(), alpha, name, IterRun{iter});
 }
 
 // add / sub (alpha already negated) on the fast path. REQUIRES: same_shape_dense(self, other).
@@ -100,7 +136,8 @@ T multiply(T x, T y) {
 template <class Run>
 void mul_ops(ScalarType dtype, const Run& run) {
   OPD_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(kBool, kHalf, kBFloat16, dtype, "mul_cpu", [&] {
-    run([](scalar_t x, scalar_t y) -> scalar_t { return multiply(x, y); });
+    run([](scalar_t x, scalar_t y) -> scalar_t { return multiply(x, y); },
+        vec_for<scalar_t>(BinaryVecOp::Mul));
   });
 }
 
@@ -170,9 +207,14 @@ void pow_tensor_tensor_kernel(const TensorIterator& iter) {
   }
   OPD_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(kHalf, kBFloat16, dtype, "pow", [&] {
     using opmath = opmath_t<scalar_t>;
-    cpu_kernel(iter, [](scalar_t x, scalar_t e) -> scalar_t {
+    const auto op = [](scalar_t x, scalar_t e) -> scalar_t {
       return static_cast<scalar_t>(std::pow(opmath(x), opmath(e)));
-    });
+    };
+    if constexpr (kVecFloating<scalar_t>) {
+      cpu_binary_kernel_vec<scalar_t>(iter, op, vec_binary<scalar_t>(BinaryVecOp::Pow));
+    } else {
+      cpu_kernel(iter, op);
+    }
   });
 }
 
@@ -180,7 +222,7 @@ void pow_tensor_tensor_kernel(const TensorIterator& iter) {
 template <bool kMax>
 void min_max_kernel(const TensorIterator& iter, const char* name) {
   OPD_DISPATCH_ALL_TYPES_AND3(kBool, kHalf, kBFloat16, iter.common_dtype(), name, [&] {
-    cpu_kernel(iter, [](scalar_t a, scalar_t b) -> scalar_t {
+    const auto op = [](scalar_t a, scalar_t b) -> scalar_t {
       if constexpr (common::kIsFloatingOrComplex<scalar_t>) {
         using opmath = opmath_t<scalar_t>;
         if (opmath(a) != opmath(a)) return a;
@@ -191,7 +233,13 @@ void min_max_kernel(const TensorIterator& iter, const char* name) {
       } else {
         return b < a ? b : a;
       }
-    });
+    };
+    if constexpr (kVecFloating<scalar_t>) {
+      const auto vec_op = kMax ? BinaryVecOp::Maximum : BinaryVecOp::Minimum;
+      cpu_binary_kernel_vec<scalar_t>(iter, op, vec_binary<scalar_t>(vec_op));
+    } else {
+      cpu_kernel(iter, op);
+    }
   });
 }
 
@@ -207,15 +255,20 @@ void sub_out(const TensorIterator& iter, const Tensor&, const Tensor&, const Sca
   add_kernel(iter, common::negated(alpha), "sub_cpu");
 }
 void mul_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
-  mul_ops(iter.common_dtype(), [&](const auto& op) { cpu_kernel(iter, op); });
+  mul_ops(iter.common_dtype(), IterRun{iter});
 }
 void div_out(const TensorIterator& iter, const Tensor&, const Tensor&) {
   OPD_DISPATCH_FLOATING_AND_COMPLEX_TYPES_AND2(
       kHalf, kBFloat16, iter.common_dtype(), "div_true_cpu", [&] {
         using opmath = opmath_t<scalar_t>;
-        cpu_kernel(iter, [](scalar_t x, scalar_t y) -> scalar_t {
+        const auto op = [](scalar_t x, scalar_t y) -> scalar_t {
           return static_cast<scalar_t>(opmath(x) / opmath(y));
-        });
+        };
+        if constexpr (kVecFloating<scalar_t>) {
+          cpu_binary_kernel_vec<scalar_t>(iter, op, vec_binary<scalar_t>(BinaryVecOp::Div));
+        } else {
+          cpu_kernel(iter, op);
+        }
       });
 }
 

@@ -9,6 +9,8 @@ torch in the same process, interleaved round by round; the ratio is of the media
   small calls                every call form (x.f(...), opd.f(...), ops.aten.f.overload(...)),
                              x.sum(), x.min(), x[1], x[idx], x.int() on 2x3 float32
                              goal <= 0.5 of torch
+  binary elementwise         add ... atan2, remainder, floor_divide, comparisons, a scalar
+                             operand, a broadcast column+row, on 1M float32  goal <= 1.0
   scans, sort, gather         cumsum, sort, topk, gather, scatter, scatter_add, index_select,
                              masked_fill on 1M float32                goal <= 1.0 of torch
   a Python-kernel custom op  called from Python, against torch.library's (reported)
@@ -180,6 +182,53 @@ def bench_unary():
         report(f"x.{name}(), 1M float32", t["opd"], t.get("torch"), 1.0)
 
 
+def bench_binary():
+    """Binary elementwise (issue 31 §4, helper "binary-speed"): two 1M float32 tensors (1024x1024;
+    the divisor kept away from 0), one of them a Python scalar, and a 1024x1 column against a 1x1024
+    row broadcast to 1M (goal <= 1.0 of torch's time; both use their thread pools)."""
+    x = opd.rand(1024, 1024) * 8 - 4
+    y = opd.rand(1024, 1024) * 4 + 0.5
+    col, row = opd.rand(1024, 1), opd.rand(1, 1024)
+    tx, ty, tcol, trow = ((torch.from_dlpack(x), torch.from_dlpack(y), torch.from_dlpack(col),
+                           torch.from_dlpack(row)) if torch is not None else (None,) * 4)
+    cases = (("add(x, y)", lambda m, a, b: m.add(a, b)),
+             ("sub(x, y)", lambda m, a, b: m.sub(a, b)),
+             ("mul(x, y)", lambda m, a, b: m.mul(a, b)),
+             ("div(x, y)", lambda m, a, b: m.div(a, b)),
+             ("div(x, y, 'trunc')", lambda m, a, b: m.div(a, b, rounding_mode="trunc")),
+             ("div(x, y, 'floor')", lambda m, a, b: m.div(a, b, rounding_mode="floor")),
+             ("remainder(x, y)", lambda m, a, b: m.remainder(a, b)),
+             ("fmod(x, y)", lambda m, a, b: m.fmod(a, b)),
+             ("floor_divide(x, y)", lambda m, a, b: m.floor_divide(a, b)),
+             ("atan2(x, y)", lambda m, a, b: m.atan2(a, b)),
+             ("hypot(x, y)", lambda m, a, b: m.hypot(a, b)),
+             ("pow(y, x)", lambda m, a, b: m.pow(b, a)),
+             ("maximum(x, y)", lambda m, a, b: m.maximum(a, b)),
+             ("minimum(x, y)", lambda m, a, b: m.minimum(a, b)),
+             ("eq(x, y)", lambda m, a, b: m.eq(a, b)),
+             ("lt(x, y)", lambda m, a, b: m.lt(a, b)),
+             ("x * 2.5", lambda m, a, b: a * 2.5),
+             ("x / 2.5", lambda m, a, b: a / 2.5),
+             ("x % 2.5", lambda m, a, b: a % 2.5),
+             ("x // 2.5", lambda m, a, b: a // 2.5),
+             ("2.5 % y", lambda m, a, b: 2.5 % b),
+             ("add(col, row) -> 1024x1024", None),
+             ("remainder(col, row) -> 1024x1024", None))
+    for name, call in cases:
+        if call is None:
+            f = opd.add if name.startswith("add") else opd.remainder
+            tf = (torch.add if name.startswith("add") else torch.remainder) if torch else None
+            c = {"opd": lambda: f(col, row)}
+            if torch is not None:
+                c["torch"] = lambda: tf(tcol, trow)
+        else:
+            c = {"opd": lambda: call(opd, x, y)}
+            if torch is not None:
+                c["torch"] = lambda: call(torch, tx, ty)
+        t = measure(c)
+        report(f"{name}, 1M float32", t["opd"], t.get("torch"), 1.0)
+
+
 def bench_reductions():
     """Reductions (issue 31 §4): over every element, the last and the first dim of 1M and 16M
     float32 (goal <= 1.0 of torch's time; both use their thread pools)."""
@@ -291,6 +340,7 @@ CASES = {
     "PyDlpack": bench_dlpack,
     "PyIndexing": bench_indexing,
     "PyUnary": bench_unary,
+    "PyBinary": bench_binary,
     "PyReductions": bench_reductions,
     "PyScanSortGather": bench_scan_sort_gather,
 }
