@@ -841,6 +841,7 @@ std::map<std::string, CaseFn> build() {
   add_nn(m);
   add_autograd(m);
   add_index_cases(m);
+  add_missing_op_cases(m);
   return m;
 }
 

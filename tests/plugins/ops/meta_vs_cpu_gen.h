@@ -124,6 +124,9 @@ const std::map<std::string, CaseFn>& case_generators();
 // The hand-written generators of the indexing, scatter/gather and shape families
 // (meta_vs_cpu_cases_index.cpp), added to the map by case_generators().
 void add_index_cases(std::map<std::string, CaseFn>& m);
+
+// Those of masked_scatter, index_copy and cross (meta_vs_cpu_cases_missing.cpp).
+void add_missing_op_cases(std::map<std::string, CaseFn>& m);
 // The schema-driven generator of an operator without a hand-written one (Note [Default case
 // generator] in meta_vs_cpu_default.cpp); empty when an argument's type cannot be drawn.
 CaseFn default_generator(const FunctionSchema& schema);
