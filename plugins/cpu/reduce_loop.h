@@ -269,6 +269,22 @@ struct ElementwiseReducer {
 template <class R>
 concept ElementwiseReduction = R::kElementwise;
 
+// Note [Reduction pieces]
+// Work is cut into pieces of about kGrain elements that the pool's threads claim one at a time
+// from a counter, rather than one static chunk per thread, so that a thread the OS runs late (a
+// loaded machine) leaves its share to the others instead of holding up the call. Piece
+// boundaries depend on the sizes only, so no result depends on the number of threads.
+// fn(begin, end) for the pieces [i * grain, min(n, (i + 1) * grain)) of [0, n).
+template <class F>
+void for_each_piece(int64_t n, int64_t grain, const F& fn) {
+  const int64_t pieces = (n + grain - 1) / grain;
+  std::atomic<int64_t> next{0};
+  cpu::parallel_for(0, std::min(pieces, cpu::get_num_threads()), 1, [&](int64_t, int64_t) {
+    for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < pieces;)
+      fn(i * grain, std::min(n, (i + 1) * grain));
+  });
+}
+
 // Runs a reduction of `self` over `mask`. A Reducer R over elements T provides
 //   using acc_t;                      the running state of one output
 //   acc_t init() const;
@@ -296,11 +312,8 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
       !plan.reduced_sizes.empty()) {
     const int64_t outer = plan.reduced_sizes[0];
     const int64_t inner = plan.reduced_numel / outer;
-    // Note [Reduction pieces]: pieces of about kGrain elements (whole outer rows), claimed one at
-    // a time by the threads, so that a thread the OS runs late (a loaded machine) leaves its
-    // share to the others instead of holding up the call; the pieces' results combine in order,
-    // adjacent pairs as a balanced tree (a float sum's error grows with log(pieces)). Piece
-    // boundaries depend on the sizes only, so the result does not depend on the threads.
+    // Pieces of whole outer rows (Note [Reduction pieces]), whose results combine in order,
+    // adjacent pairs as a balanced tree (a float sum's error grows with log(pieces)).
     const int64_t rows = std::max<int64_t>(1, kGrain / inner);
     const int64_t pieces = (outer + rows - 1) / rows;
     for (int64_t o = 0; o < plan.num_outputs; ++o) {
@@ -309,17 +322,12 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
         Acc acc;
       };
       std::vector<Part> parts(static_cast<size_t>(pieces), Part{r.init()});
-      std::atomic<int64_t> next{0};
-      const int64_t threads = std::min<int64_t>(pieces, cpu::get_num_threads());
-      cpu::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
-        for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < pieces;) {
-          const int64_t a = i * rows, b = std::min(outer, a + rows);
-          ReductionPlan piece = plan;
-          piece.reduced_sizes[0] = b - a;
-          piece.reduced_numel = (b - a) * inner;
-          fold(parts[static_cast<size_t>(i)].acc, piece, base + a * plan.reduced_strides[0],
-               a * inner);
-        }
+      for_each_piece(outer, rows, [&](int64_t a, int64_t b) {
+        ReductionPlan piece = plan;
+        piece.reduced_sizes[0] = b - a;
+        piece.reduced_numel = (b - a) * inner;
+        fold(parts[static_cast<size_t>(a / rows)].acc, piece, base + a * plan.reduced_strides[0],
+             a * inner);
       });
       for (size_t n = parts.size(); n > 1; n = (n + 1) / 2) {
         for (size_t k = 0; k < n / 2; ++k) {
@@ -337,7 +345,7 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
   const bool tiled = !plan.kept_sizes.empty() && plan.kept_strides.back() == 1 &&
                      !plan.reduced_sizes.empty() && plan.reduced_strides.back() != 1;
   if (!tiled) {
-    cpu::parallel_for(0, plan.num_outputs, grain, [&](int64_t begin, int64_t end) {
+    for_each_piece(plan.num_outputs, grain, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
         Acc acc = r.init();
         fold(acc, plan, common::input_offset(plan, o), 0);
@@ -351,7 +359,7 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
   if constexpr (ElementwiseReduction<R>) {
     // Whole rows of up to kColumns outputs, kFoldRows input rows at a time (Note [Vectorised
     // reductions]).
-    cpu::parallel_for(0, plan.num_outputs, grain, [&](int64_t begin, int64_t end) {
+    for_each_piece(plan.num_outputs, grain, [&](int64_t begin, int64_t end) {
       Acc acc[kColumns], part[kColumns];
       for (int64_t o = begin; o < end;) {
         const int64_t w = std::min({kColumns, row_len - o % row_len, end - o});
@@ -384,7 +392,7 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
   }
   // Otherwise accumulate up to kTile neighbouring outputs at once, reading each input row
   // contiguously.
-  cpu::parallel_for(0, plan.num_outputs, grain, [&](int64_t begin, int64_t end) {
+  for_each_piece(plan.num_outputs, grain, [&](int64_t begin, int64_t end) {
     Acc acc[kTile];
     for (int64_t o = begin; o < end;) {
       const int64_t w = std::min({kTile, row_len - o % row_len, end - o});
