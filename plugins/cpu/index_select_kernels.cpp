@@ -68,7 +68,16 @@ void index_select_into(const Tensor& self, int64_t dim, const Tensor& index, con
                           for (int64_t o = b; o < e; ++o) {
                             const W* row = sw + o * size;
                             W* dst = rw + o * m;
-                            for (int64_t i = 0; i < m; ++i) dst[i] = row[ip[i]];
+                            int64_t i = 0;
+                            for (; i + 4 <= m; i += 4) {  // four loads in flight
+                              const W x0 = row[ip[i]], x1 = row[ip[i + 1]];
+                              const W x2 = row[ip[i + 2]], x3 = row[ip[i + 3]];
+                              dst[i] = x0;
+                              dst[i + 1] = x1;
+                              dst[i + 2] = x2;
+                              dst[i + 3] = x3;
+                            }
+                            for (; i < m; ++i) dst[i] = row[ip[i]];
                           }
                         });
     });

@@ -152,6 +152,19 @@ void gather_line(W* op, const W* sp, const int64_t* ip, const LineGeometry g) {
 template <class T, int kMode>
 void scatter_line(T* op, const T* sp, const int64_t* ip, int64_t* cp, ScatterReduce r,
                   const LineGeometry g) {
+  if constexpr (kMode == 1 && !std::is_same_v<T, bool>) {
+    if (g.is == 1 && g.other_stride == 1 && g.line_stride == 0 && g.dim_stride == 1) {
+      using M = opmath_t<T>;
+      for (int64_t j = 0; j < g.n; ++j) {  // scatter_add along a contiguous dim: the common case
+        const int64_t k = ip[j];
+        if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(g.bound)) {
+          throw_out_of_bounds(k, g.dim, g.bound);
+        }
+        op[k] = static_cast<T>(static_cast<M>(op[k]) + static_cast<M>(sp[j]));
+      }
+      return;
+    }
+  }
   for (int64_t j = 0; j < g.n; ++j) {
     const int64_t k = ip[j * g.is];
     if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(g.bound)) {
