@@ -356,10 +356,13 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
   }
   // The kept innermost dim is contiguous and the reduced ones are not (a sum over rows).
   const int64_t row_len = plan.kept_sizes.back();
+  // Pieces of whole blocks of kColumns outputs: a narrower one would read a fraction of a cache
+  // line from each input row.
+  const int64_t column_grain = std::max(grain, kColumns);
   if constexpr (ElementwiseReduction<R>) {
     // Whole rows of up to kColumns outputs, kFoldRows input rows at a time (Note [Vectorised
     // reductions]).
-    for_each_piece(plan.num_outputs, grain, [&](int64_t begin, int64_t end) {
+    for_each_piece(plan.num_outputs, column_grain, [&](int64_t begin, int64_t end) {
       Acc acc[kColumns], part[kColumns];
       for (int64_t o = begin; o < end;) {
         const int64_t w = std::min({kColumns, row_len - o % row_len, end - o});
@@ -392,7 +395,7 @@ void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
   }
   // Otherwise accumulate up to kTile neighbouring outputs at once, reading each input row
   // contiguously.
-  for_each_piece(plan.num_outputs, grain, [&](int64_t begin, int64_t end) {
+  for_each_piece(plan.num_outputs, column_grain, [&](int64_t begin, int64_t end) {
     Acc acc[kTile];
     for (int64_t o = begin; o < end;) {
       const int64_t w = std::min({kTile, row_len - o % row_len, end - o});
