@@ -1,5 +1,6 @@
-"""masked_scatter, index_copy, xlogy, kthvalue, kron, cross and linalg_cross (helper
-"missing-ops", issue 31, session 3).
+"""masked_scatter, index_copy, xlogy, kthvalue, kron, cross and linalg_cross, and the out=
+forms of maximum, minimum and where.self (helper "missing-ops", issue 31, session 3; the
+functional forms' entries are binary.py's, these check out= only).
 
 index_copy's samples index distinct positions along dim (which of two slices written to one
 place wins is the last in PyTorch's sequential kernel, but a gradient through an overwritten
@@ -9,7 +10,7 @@ ones; xlogy's gradients are checked where y > 0 (its edges, x = 0 and y NaN or <
 samples)."""
 
 from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
-from opinfo.binary import _binary
+from opinfo.binary import _binary, sample_where, EVERY
 from opinfo.scatter_gather import _distinct_index
 
 import opdispatch as opd
@@ -294,6 +295,14 @@ def _linalg_cross(lib, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
+def _where_tensors(op, make, dtype, rg):
+    """where's samples whose self and other are tensors (where.self_out's; a number goes to
+    where.ScalarOther, which has no out= form)."""
+    for s in sample_where(op, make, dtype, rg):
+        if all(isinstance(a, opd.Tensor) for a in s.args):
+            yield s
+
+
 XLOGY_TOL = {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
 
 OP_DB = [
@@ -316,4 +325,10 @@ OP_DB = [
     OpInfo("linalg_cross", op=_linalg_cross, method=False,
            dtypes=("float32", "float64", "bfloat16") + D.integral + D.complex,
            sample_inputs=sample_linalg_cross, error_inputs=errors_linalg_cross),
+    OpInfo("maximum.out", method=False, dtypes=D.all_and_bool, supports_autograd=False,
+           sample_inputs=_binary(number=None), compare_strides=True),
+    OpInfo("minimum.out", method=False, dtypes=D.all_and_bool, supports_autograd=False,
+           sample_inputs=_binary(number=None), compare_strides=True),
+    OpInfo("where.self_out", method=False, dtypes=EVERY, supports_autograd=False,
+           sample_inputs=_where_tensors),
 ]
