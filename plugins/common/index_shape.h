@@ -78,6 +78,7 @@ inline int64_t product_of(IntArrayRef sizes) {
 // order, with the element offset that `strides` give each: an odometer, no division per element.
 template <class F>
 void walk_strided(IntArrayRef sizes, IntArrayRef strides, int64_t begin, int64_t end, F&& f) {
+  if (begin >= end) return;  // also every shape with a 0 in it, whose odometer would divide by 0
   const int64_t nd = static_cast<int64_t>(sizes.size());
   std::vector<int64_t> at(nd, 0);
   int64_t offset = 0;

@@ -231,7 +231,7 @@ def ref_in_float32(op):
     """A ``ref`` running ``op`` in torch on float32 copies of its bfloat16/float16 tensors and
     rounding floating results back: for an operator whose torch 1.13 CPU kernel accumulates in
     the low-precision type (nll_loss's sums), where opdispatch accumulates in double and rounds
-    once. Other dtypes call ``op`` unchanged."""
+    once. Other dtypes, and calls giving ``dtype=``, call ``op`` unchanged."""
     low = ("bfloat16", "float16")
 
     def widen(lib, value, seen):
@@ -247,7 +247,7 @@ def ref_in_float32(op):
         args = widen(lib, args, seen)
         kwargs = {k: widen(lib, v, seen) for k, v in kwargs.items()}
         result = op(lib, *args, **kwargs)
-        if not seen:
+        if not seen or kwargs.get("dtype") is not None:  # an explicit result dtype stays
             return result
 
         def back(value):
