@@ -6,7 +6,9 @@
 // for dimension 0 with size 3", an IndexError).
 
 #include <array>
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "cpu/element_words.h"
 #include "cpu/index_lines.h"
@@ -31,18 +33,32 @@ void index_copy_out(const Tensor& self, int64_t dim, const Tensor& index, const 
   // A 0-dim self or source (a single slice of one element) is seen as one of shape [1].
   const Tensor o = out.dim() == 0 ? out.view({1}) : out;
   const Tensor s = source.dim() == 0 ? source.view({1}) : source;
-  const int64_t os = o.stride(dim), ss = s.stride(dim);
+  // Slice by slice: source's slice j to out's slice idx[j], each walked along its last dimension
+  // (the rows of a row-major tensor copied as rows, not as columns). A repeated index keeps the
+  // last.
+  std::vector<int64_t> sizes, to_strides, from_strides;
+  for (int64_t d = 0; d < o.dim(); ++d) {
+    if (d == dim) continue;
+    sizes.push_back(o.size(d));
+    to_strides.push_back(o.stride(d));
+    from_strides.push_back(s.stride(d));
+  }
+  const int64_t last = static_cast<int64_t>(sizes.size()) - 1;
+  const int64_t len = sizes.empty() ? 1 : sizes.back();
+  const int64_t ts = sizes.empty() ? 0 : to_strides.back();
+  const int64_t fs = sizes.empty() ? 0 : from_strides.back();
   cpu::visit_word(element_size(out.scalar_type()), [&](auto w) {
     using W = decltype(w);
-    W* to = static_cast<W*>(o.data_ptr());
-    const W* from = static_cast<const W*>(s.data_ptr());
-    // Lines of source along dim; each writes only its own line of out.
-    cpu::for_each_line<2>(s.sizes(), dim, {s.strides(), o.strides()}, true,
-                          [&](const std::array<int64_t, 2>& off) {
-                            for (int64_t j = 0; j < n; ++j) {
-                              to[off[1] + ip[j] * os] = from[off[0] + j * ss];
-                            }
-                          });
+    for (int64_t j = 0; j < n; ++j) {
+      W* to = static_cast<W*>(o.data_ptr()) + ip[j] * o.stride(dim);
+      const W* from = static_cast<const W*>(s.data_ptr()) + j * s.stride(dim);
+      cpu::for_each_line<2>(sizes, std::max<int64_t>(last, 0), {from_strides, to_strides}, true,
+                            [&](const std::array<int64_t, 2>& off) {
+                              for (int64_t k = 0; k < len; ++k) {
+                                to[off[1] + k * ts] = from[off[0] + k * fs];
+                              }
+                            });
+    }
   });
 }
 
