@@ -5,23 +5,9 @@
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
 #include "opd/ops.h"
+#include "wrapped_number.h"
 
 namespace opd::native {
-
-namespace {
-
-// Note [Wrapped numbers]
-// PyTorch's wrapped_scalar_tensor: a 0-dim CPU tensor of the number's own kind (Bool, Long,
-// Double or ComplexDouble) marked as a wrapped number. Type promotion ranks it below every
-// tensor of the same category, so `int_tensor * 2.5` is Float, not Double, and `float_tensor
-// + 1` stays Float; 0-dim CPU tensors combine with tensors on any device, so it needs no copy.
-Tensor wrapped_scalar_tensor(const Scalar& s) {
-  Tensor t = opd::scalar_tensor(s, s.type(), std::nullopt, Device(DeviceType::CPU), std::nullopt);
-  t.unsafe_get_impl()->set_wrapped_number(true);
-  return t;
-}
-
-}  // namespace
 
 Tensor add_Scalar(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   return opd::add(self, wrapped_scalar_tensor(other), alpha);
