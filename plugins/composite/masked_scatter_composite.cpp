@@ -13,9 +13,7 @@ namespace opd::native {
 Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
   const std::vector<int64_t> sizes = common::infer_size(self.sizes(), mask.sizes());
   Tensor result = opd::clone(self.expand(sizes), MemoryFormat::Contiguous);
-  // The function form while the YAML says `variants: function`; result.masked_scatter_(...)
-  // once masked_scatter_ is a method only, as PyTorch's.
-  opd::masked_scatter_(result, mask, source);
+  result.masked_scatter_(mask, source);
   return result;
 }
 

@@ -48,8 +48,11 @@
 // with a RegistrationDebug, Library::reset_to; additions only.
 // 3.4: the typed API of the operators of Operators I (opd::cumsum, Tensor::cumsum, ...: about
 // 450 new overloads in opd/ops.h and opd/tensor_methods.inc); additions only.
+// 3.5: the rest of Operators I (masked_scatter, index_copy, kthvalue, xlogy, kron, cross,
+// linalg_cross, maximum/minimum/where out= forms) and the methods of torch's variants for them;
+// additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 4
+#define OPD_PLUGIN_ABI_MINOR 5
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 
