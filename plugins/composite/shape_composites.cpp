@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/broadcast.h"
 #include "common/view_shape.h"
 #include "opd/native/CompositeImplicitAutograd.h"
 #include "opd/ops.h"
@@ -387,18 +388,9 @@ Tensor rot90(const Tensor& self, int64_t k, IntArrayRef dims) {
 
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
   OPD_CHECK(mask.scalar_type() == ScalarType::Bool, "masked_select: expected BoolTensor for mask");
-  std::vector<int64_t> shape;
-  const IntArrayRef a = self.sizes(), b = mask.sizes();
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    OPD_CHECK(x == y || x == 1 || y == 1,
-              "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton "
-              "dimension {}",
-              x, y, i);
-    shape.push_back(x == 1 ? y : x);
-  }
+  // expand_outplace(mask, self), as torch 1.13: its broadcast error names the mask first.
+  std::vector<int64_t> shape = common::infer_size(mask.sizes(), self.sizes());
+  if (shape.empty()) shape.push_back(1);  // the result is 1-dim for 0-dim operands too, as torch's
   return opd::index(self.expand(shape), {std::optional<Tensor>(mask.expand(shape))});
 }
 

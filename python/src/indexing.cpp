@@ -43,6 +43,25 @@ bool is_mask(const Tensor& t) {
   return t.scalar_type() == ScalarType::Bool || t.scalar_type() == ScalarType::UInt8;
 }
 
+// Note [0-dim tensor indices]
+// As PyTorch's indexing: a 0-dim bool or uint8 tensor index is the Python bool of its value (a
+// new dimension holding the one element or none: x[tensor(True)] is x[None], x[tensor(False)]
+// has a dimension of 0), and a 0-dim integer tensor the Python int of its value (a select: the
+// result is a view). aten::index itself is given no 0-dim index by this binding.
+bool is_zero_dim_index(const Tensor& t) {
+  return t.dim() == 0 && is_integral(t.scalar_type(), /*include_bool=*/true);
+}
+
+py::object zero_dim_index(const Tensor& t) {
+  Scalar value;
+  {
+    py::gil_scoped_release r;
+    value = t.item();
+  }
+  if (is_mask(t)) return py::bool_(value.to<int64_t>() != 0);
+  return py::int_(value.to<int64_t>());
+}
+
 // A list (or other sequence) as an index tensor: opdispatch.tensor's reading; an empty one is a
 // long tensor, as PyTorch's.
 Tensor sequence_to_tensor(py::handle seq) {
@@ -103,7 +122,11 @@ Indexed apply_index(const Tensor& self, py::handle index) {
   }
   // Lists become tensors first: a mask's dimensions count towards those consumed.
   for (py::object& item : items) {
-    if (is_sequence_index(item)) item = wrap(sequence_to_tensor(item));
+    if (is_sequence_index(item)) {
+      item = wrap(sequence_to_tensor(item));
+    } else if (const Tensor* t = unwrap(item); t != nullptr && is_zero_dim_index(*t)) {
+      item = zero_dim_index(*t);
+    }
   }
   int64_t consumed = 0;  // dimensions of self the items index
   bool ellipsis = false;
@@ -252,7 +275,7 @@ std::optional<Tensor> get_single_item(const Tensor& self, py::handle index) {
     py::gil_scoped_release r;
     return opd::select(self, 0, i < 0 ? i + size : i);
   }
-  if (const Tensor* t = unwrap(index)) {
+  if (const Tensor* t = unwrap(index); t != nullptr && !is_zero_dim_index(*t)) {
     OPD_CHECK_T(IndexError, (is_mask(*t) ? t->dim() : 1) <= self.dim(),
                 "too many indices for tensor of dimension {}", self.dim());
     std::vector<std::optional<Tensor>> indices{*t};

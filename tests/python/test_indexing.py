@@ -71,7 +71,15 @@ GET_CASES = [
     (3, 4), (0, True),
     (3,), I(),
     (3, 4), np.zeros((0,), dtype="int64"),
-    (3, 4), np.array(1, dtype="int64"),                   # 0-d long index: a copy
+    (3, 4), np.array(1, dtype="int64"),                   # 0-d long index: a select
+    # Note [0-dim tensor indices]: a 0-d bool tensor is the Python bool of its value.
+    (3, 4), np.array(True),
+    (3, 4), np.array(False),
+    (), np.array(True),
+    (), np.array(False),
+    (3, 4), (np.array(False), 1),
+    (3, 4), (1, np.array(2, dtype="int64")),
+    (2, 3, 4), (I(0, 1), np.array(True), slice(None), I(2, 3)),
 ]
 
 
@@ -434,3 +442,22 @@ def test_an_int_or_a_lone_tensor_index_behaves_as_the_general_path():
     y = opd.arange(3.0)
     y[1].fill_(9.0)  # a view, as torch's
     assert y.tolist() == [0.0, 9.0, 2.0]
+
+
+def test_zero_dim_tensor_indices_as_torch():
+    # Note [0-dim tensor indices]: a 0-d integer tensor selects (a view, as torch's), a 0-d bool
+    # assigns through a new dimension of one element or none; masked_select is 1-dim always.
+    for lib in (opd, torch):
+        y = lib.arange(6.0).view(2, 3)
+        y[lib.tensor(1)].fill_(7.0)
+        assert y.tolist() == [[0.0, 1.0, 2.0], [7.0, 7.0, 7.0]], lib.__name__
+        z = lib.zeros(2)
+        z[lib.tensor(True)] = 3.0
+        z[lib.tensor(False)] = 5.0
+        assert z.tolist() == [3.0, 3.0], lib.__name__
+        x = lib.tensor(1.0)
+        assert tuple(lib.masked_select(x, lib.tensor(False)).shape) == (0,), lib.__name__
+        assert lib.masked_select(x, lib.tensor(True)).tolist() == [1.0], lib.__name__
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(3\) must match the size of "
+                       r"tensor b \(2\) at non-singleton dimension 0$"):
+        opd.masked_select(opd.ones(2), opd.ones(3).bool())
