@@ -37,8 +37,7 @@ Tensor meta::index_copy(const Tensor& out, const Tensor& self, int64_t dim, cons
   const int64_t n = index.numel();
   OPD_CHECK_T(IndexError, source.dim() != 0 || n == 1,
               "index_copy_(): When source is scalar, index should have one element (got {})", n);
-  OPD_CHECK_T(IndexError,
-              source.dim() == 0 || self.dim() == 0 || source.dim() == self.dim(),
+  OPD_CHECK_T(IndexError, source.dim() == 0 || self.dim() == 0 || source.dim() == self.dim(),
               "index_copy_(): When source and destination are not scalars, their dimensionality "
               "must match. Source dimensionality ({}), destination dimensionality ({})",
               source.dim(), self.dim());

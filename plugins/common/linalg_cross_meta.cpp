@@ -13,8 +13,7 @@
 
 namespace opd {
 
-Tensor meta::linalg_cross(const Tensor& out, const Tensor& self, const Tensor& other,
-                          int64_t dim) {
+Tensor meta::linalg_cross(const Tensor& out, const Tensor& self, const Tensor& other, int64_t dim) {
   OPD_CHECK(self.dim() == other.dim(),
             "linalg.cross: inputs must have the same number of dimensions.");
   const int64_t d = maybe_wrap_dim(dim, self.dim());
@@ -22,8 +21,8 @@ Tensor meta::linalg_cross(const Tensor& out, const Tensor& self, const Tensor& o
             "linalg.cross: inputs dimension {} must have length 3. Got {} and {}", dim,
             self.size(d), other.size(d));
   const std::vector<int64_t> sizes = common::infer_size(self.sizes(), other.sizes());
-  Tensor result = common::structured_output("linalg_cross", out, sizes, self.scalar_type(),
-                                            self.device());
+  Tensor result =
+      common::structured_output("linalg_cross", out, sizes, self.scalar_type(), self.device());
   OPD_CHECK(other.scalar_type() == self.scalar_type(), "expected scalar type {} but found {}",
             self.scalar_type(), other.scalar_type());
   common::check_dtype_in("cross", self.scalar_type(),

@@ -5,8 +5,8 @@
 // is written: PyTorch 1.13 wraps no negative index ("index_copy_(): index -1 is out of bounds
 // for dimension 0 with size 3", an IndexError).
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 

@@ -274,8 +274,8 @@ PyObject* tensor_method_call(PyObject* self, PyObject* const* args, size_t nargs
                            "' of 'Tensor' object needs an argument");
     }
     // The arguments as vectorcall passed them: no tuple or dict made (Note [Tensor methods]).
-    PythonArgs call_args{args, n, kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0 ? kwnames
-                                                                                     : nullptr};
+    PythonArgs call_args{args, n,
+                         kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0 ? kwnames : nullptr};
     return self_as<OpPacket>(method->packet, "_call_method").call_method(call_args);
   });
 }

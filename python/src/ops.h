@@ -21,12 +21,11 @@ namespace opd::python {
 // no tuple made for it.
 struct PythonArgs {
   PyObject* const* positional = nullptr;
-  Py_ssize_t size = 0;               // of positional
-  PyObject* kwnames = nullptr;       // vectorcall: a tuple of str, or null
-  PyObject* kwargs = nullptr;        // tp_call: a dict, or null
+  Py_ssize_t size = 0;          // of positional
+  PyObject* kwnames = nullptr;  // vectorcall: a tuple of str, or null
+  PyObject* kwargs = nullptr;   // tp_call: a dict, or null
   static PythonArgs of_tuple(pybind11::handle args, pybind11::handle kwargs) {
-    return {&PyTuple_GET_ITEM(args.ptr(), 0), PyTuple_GET_SIZE(args.ptr()), nullptr,
-            kwargs.ptr()};
+    return {&PyTuple_GET_ITEM(args.ptr(), 0), PyTuple_GET_SIZE(args.ptr()), nullptr, kwargs.ptr()};
   }
   // The value passed for keyword `name`; null when none was.
   PyObject* keyword(const std::string& name) const;

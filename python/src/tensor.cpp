@@ -255,10 +255,9 @@ struct Conversion {
   ScalarType dtype;
 };
 constexpr Conversion kConversions[] = {
-    {"bool", kBool},   {"byte", kByte},         {"char", kChar},       {"short", kShort},
-    {"int", kInt},     {"long", kLong},         {"half", kHalf},       {"bfloat16", kBFloat16},
-    {"float", kFloat}, {"double", kDouble},     {"cfloat", kComplexFloat},
-    {"cdouble", kComplexDouble}};
+    {"bool", kBool},   {"byte", kByte},     {"char", kChar},           {"short", kShort},
+    {"int", kInt},     {"long", kLong},     {"half", kHalf},           {"bfloat16", kBFloat16},
+    {"float", kFloat}, {"double", kDouble}, {"cfloat", kComplexFloat}, {"cdouble", kComplexDouble}};
 
 // Note [C methods]
 // A method bound by pybind11 goes through its function dispatcher on every call (a type lookup
@@ -286,9 +285,9 @@ PyObject* conversion_method(PyObject* self, PyObject* const* args, Py_ssize_t na
       memory_format = args[i];
     }
     if (!memory_format.is_none() && !py::isinstance<MemoryFormatObject>(memory_format)) {
-      throw TypeError(fmt::format(
-          "{}(): argument 'memory_format' must be opdispatch.memory_format, not {}", c.name,
-          type_name(memory_format)));
+      throw TypeError(
+          fmt::format("{}(): argument 'memory_format' must be opdispatch.memory_format, not {}",
+                      c.name, type_name(memory_format)));
     }
     return convert_to(self, c.dtype, memory_format);
   });
@@ -297,10 +296,10 @@ PyObject* conversion_method(PyObject* self, PyObject* const* args, Py_ssize_t na
 template <size_t... I>
 void bind_conversions(py::class_<Tensor>& cls, std::index_sequence<I...>) {
   // Static: a method descriptor keeps a pointer to its PyMethodDef.
-  static PyMethodDef defs[] = {{kConversions[I].name,
-                                reinterpret_cast<PyCFunction>(
-                                    reinterpret_cast<void (*)()>(&conversion_method<I>)),
-                                METH_FASTCALL | METH_KEYWORDS, nullptr}...};
+  static PyMethodDef defs[] = {
+      {kConversions[I].name,
+       reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&conversion_method<I>)),
+       METH_FASTCALL | METH_KEYWORDS, nullptr}...};
   auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   for (PyMethodDef& def : defs) {
     py::object descriptor = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, &def));

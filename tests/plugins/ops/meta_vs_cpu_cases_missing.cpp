@@ -22,7 +22,8 @@ int64_t numel_of(const Shape& s) {
 CaseFn with_out(CaseFn functional, ScalarType dtype) {
   return [functional, dtype](Gen& g) {
     Case c = functional(g);
-    c.named["out"] = g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), g.chance(0.8) ? dtype : g.dtype());
+    c.named["out"] =
+        g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), g.chance(0.8) ? dtype : g.dtype());
     return c;
   };
 }
@@ -48,9 +49,10 @@ Case index_copy_case(Gen& g) {
   Shape source = s;
   if (!source.empty()) source[static_cast<size_t>(dd)] = n;
   if (g.chance(0.05)) source.push_back(2);
-  TensorRecipe index = g.recipe(s.empty() && g.chance(0.5) ? Shape{} : Shape{n},
-                                g.chance(0.05) ? kInt : kLong);
-  for (double& v : index.values) v = static_cast<double>(g.integer(0, std::max<int64_t>(size - 1, 0)));
+  TensorRecipe index =
+      g.recipe(s.empty() && g.chance(0.5) ? Shape{} : Shape{n}, g.chance(0.05) ? kInt : kLong);
+  for (double& v : index.values)
+    v = static_cast<double>(g.integer(0, std::max<int64_t>(size - 1, 0)));
   return Case{{g.tensor(s, dt), g.value(IValue(d)), g.tensor(index),
                g.tensor(source, g.chance(0.9) ? dt : g.dtype())},
               {}};
@@ -66,8 +68,10 @@ CaseFn cross_case(bool linalg) {
     Shape o = s;
     for (int64_t i = 0; i < rank; ++i) {
       if (i == d) continue;
-      if (g.chance(0.25)) o[static_cast<size_t>(i)] = 1;
-      else if (g.chance(0.25)) s[static_cast<size_t>(i)] = 1;
+      if (g.chance(0.25))
+        o[static_cast<size_t>(i)] = 1;
+      else if (g.chance(0.25))
+        s[static_cast<size_t>(i)] = 1;
     }
     const ScalarType dt = g.dtype();
     const Arg dim = g.value(IValue(g.chance(0.5) ? d : d - rank));
