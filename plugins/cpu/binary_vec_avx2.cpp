@@ -1,13 +1,13 @@
 // The AVX2 bodies of binary_vec.h's array functions; this file alone (with unary_vec_avx2.cpp and
 // the other *_avx2.cpp) is compiled with -mavx2 -mfma (plugins/cpu/CMakeLists.txt) and includes
-// no header with inline code of the project, so that no AVX2 instruction reaches a function
-// another file could pick at link time. See Note [Binary kernels in AVX2] in binary_vec.h.
-
-#include <immintrin.h>
-#include <sleef.h>
+// no header with inline code of the project but cpu/vec_avx2.h (whose structs each AVX2 file
+// has a copy of its own), so that no AVX2 instruction reaches a function another file could
+// pick at link time. See Note [Binary kernels in AVX2] in binary_vec.h.
 
 #include <cstdint>
 #include <cstring>
+
+#include "cpu/vec_avx2.h"
 
 namespace opd::cpu::vec::avx2 {
 
@@ -17,70 +17,8 @@ using BinaryArrayFn = void (*)(const T* a, int64_t a_step, const T* b, int64_t b
 
 namespace {
 
-// The float and double registers under one set of names, so that each operation is written once.
-struct F32 {
-  using T = float;
-  using V = __m256;
-  static constexpr int kWidth = 8;
-  static V load(const T* p) { return _mm256_loadu_ps(p); }
-  static void store(T* p, V v) { _mm256_storeu_ps(p, v); }
-  static V set1(T x) { return _mm256_set1_ps(x); }
-  static V zero() { return _mm256_setzero_ps(); }
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-  static V div(V a, V b) { return _mm256_div_ps(a, b); }
-  static V max(V a, V b) { return _mm256_max_ps(a, b); }
-  static V min(V a, V b) { return _mm256_min_ps(a, b); }
-  template <int kMode>
-  static V round(V a) {
-    return _mm256_round_ps(a, kMode | _MM_FROUND_NO_EXC);
-  }
-  template <int kCmp>
-  static V cmp(V a, V b) {
-    return _mm256_cmp_ps(a, b, kCmp);
-  }
-  static V and_(V a, V b) { return _mm256_and_ps(a, b); }
-  static V xor_(V a, V b) { return _mm256_xor_ps(a, b); }
-  static V blend(V a, V b, V mask) { return _mm256_blendv_ps(a, b, mask); }  // mask ? b : a
-  static V fmod(V a, V b) { return Sleef_fmodf8_avx2(a, b); }
-  static V atan2(V a, V b) { return Sleef_atan2f8_u10avx2(a, b); }
-  static V hypot(V a, V b) { return Sleef_hypotf8_u05avx2(a, b); }
-  static V pow(V a, V b) { return Sleef_powf8_u10avx2(a, b); }
-  static V copysign(V a, V b) { return Sleef_copysignf8_avx2(a, b); }
-};
-
-struct F64 {
-  using T = double;
-  using V = __m256d;
-  static constexpr int kWidth = 4;
-  static V load(const T* p) { return _mm256_loadu_pd(p); }
-  static void store(T* p, V v) { _mm256_storeu_pd(p, v); }
-  static V set1(T x) { return _mm256_set1_pd(x); }
-  static V zero() { return _mm256_setzero_pd(); }
-  static V add(V a, V b) { return _mm256_add_pd(a, b); }
-  static V sub(V a, V b) { return _mm256_sub_pd(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
-  static V div(V a, V b) { return _mm256_div_pd(a, b); }
-  static V max(V a, V b) { return _mm256_max_pd(a, b); }
-  static V min(V a, V b) { return _mm256_min_pd(a, b); }
-  template <int kMode>
-  static V round(V a) {
-    return _mm256_round_pd(a, kMode | _MM_FROUND_NO_EXC);
-  }
-  template <int kCmp>
-  static V cmp(V a, V b) {
-    return _mm256_cmp_pd(a, b, kCmp);
-  }
-  static V and_(V a, V b) { return _mm256_and_pd(a, b); }
-  static V xor_(V a, V b) { return _mm256_xor_pd(a, b); }
-  static V blend(V a, V b, V mask) { return _mm256_blendv_pd(a, b, mask); }
-  static V fmod(V a, V b) { return Sleef_fmodd4_avx2(a, b); }
-  static V atan2(V a, V b) { return Sleef_atan2d4_u10avx2(a, b); }
-  static V hypot(V a, V b) { return Sleef_hypotd4_u05avx2(a, b); }
-  static V pow(V a, V b) { return Sleef_powd4_u10avx2(a, b); }
-  static V copysign(V a, V b) { return Sleef_copysignd4_avx2(a, b); }
-};
+using cpu::avx2::F32;
+using cpu::avx2::F64;
 
 // The operations, in BinaryVecOp's order (binary_vec.h).
 struct Add {

@@ -13,6 +13,7 @@
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/parallel.h"
+#include "cpu/sort_key.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
 
@@ -20,24 +21,8 @@ namespace opd::native {
 
 namespace {
 
-// The value an element compares by: Half and BFloat16 as float.
-template <class T>
-auto key_of(T v) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    return static_cast<float>(v);
-  } else {
-    return v;
-  }
-}
-
-template <class K>
-bool is_nan(K v) {
-  if constexpr (std::is_floating_point_v<K>) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
+using cpu::is_nan;
+using cpu::key_of;
 
 // a before b: smaller, NaN last, then earlier.
 template <class K>

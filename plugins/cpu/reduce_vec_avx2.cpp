@@ -1,9 +1,8 @@
 // The AVX2 loops of the CPU reductions over float and double (Note [AVX2 reductions],
 // cpu/reduce_vec.h). This file alone is compiled with -mavx2 -mfma (plugins/cpu/CMakeLists.txt)
-// and includes no header with inline code of the project, so that no AVX2 instruction reaches a
-// function another file could pick at link time.
-
-#include <immintrin.h>
+// and includes no header with inline code of the project but cpu/vec_avx2.h (whose structs
+// each AVX2 file has a copy of its own), so that no AVX2 instruction reaches a function another
+// file could pick at link time.
 
 #include <cmath>
 #include <cstdint>
@@ -11,53 +10,14 @@
 #include <limits>
 
 #include "cpu/reduce_vec.h"
+#include "cpu/vec_avx2.h"
 
 namespace opd::cpu::reduction::vec::avx2 {
 
 namespace {
 
-// 8 floats or 4 doubles in one register.
-struct F32 {
-  using T = float;
-  using V = __m256;
-  static constexpr int64_t L = 8;
-  static V load(const T* p) { return _mm256_loadu_ps(p); }
-  static void store(T* p, V v) { _mm256_storeu_ps(p, v); }
-  static V set1(T x) { return _mm256_set1_ps(x); }
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
-  static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
-  static V max(V a, V b) { return _mm256_max_ps(a, b); }
-  static V min(V a, V b) { return _mm256_min_ps(a, b); }
-  static V gt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-  static V lt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
-  static V isnan(V a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
-  static V blend(V a, V b, V mask) { return _mm256_blendv_ps(a, b, mask); }
-  static V vor(V a, V b) { return _mm256_or_ps(a, b); }
-  static V andnot(V a, V b) { return _mm256_andnot_ps(a, b); }
-};
-
-struct F64 {
-  using T = double;
-  using V = __m256d;
-  static constexpr int64_t L = 4;
-  static V load(const T* p) { return _mm256_loadu_pd(p); }
-  static void store(T* p, V v) { _mm256_storeu_pd(p, v); }
-  static V set1(T x) { return _mm256_set1_pd(x); }
-  static V add(V a, V b) { return _mm256_add_pd(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
-  static V fmadd(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
-  static V abs(V a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
-  static V max(V a, V b) { return _mm256_max_pd(a, b); }
-  static V min(V a, V b) { return _mm256_min_pd(a, b); }
-  static V gt(V a, V b) { return _mm256_cmp_pd(a, b, _CMP_GT_OQ); }
-  static V lt(V a, V b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }
-  static V isnan(V a) { return _mm256_cmp_pd(a, a, _CMP_UNORD_Q); }
-  static V blend(V a, V b, V mask) { return _mm256_blendv_pd(a, b, mask); }
-  static V vor(V a, V b) { return _mm256_or_pd(a, b); }
-  static V andnot(V a, V b) { return _mm256_andnot_pd(a, b); }
-};
+using cpu::avx2::F32;
+using cpu::avx2::F64;
 
 // A fold: init() its identity; step(a, x) takes an element in, combine(a, b) two accumulators;
 // each for a scalar T and for a vector S::V.
@@ -120,7 +80,7 @@ typename S::T fold_run(const typename S::T* p, int64_t n) {
   using T = typename S::T;
   using V = typename S::V;
   using O = Op<kFold>;
-  constexpr int64_t L = S::L;
+  constexpr int64_t L = S::kWidth;
   const V id = S::set1(O::template init<T>());
   V a0 = id, a1 = id, a2 = id, a3 = id, a4 = id, a5 = id, a6 = id, a7 = id;
   int64_t i = 0;
@@ -154,7 +114,7 @@ void fold_columns(typename S::T* acc, const typename S::T* p, int64_t w, int64_t
                   int64_t stride) {
   using T = typename S::T;
   using O = Op<kFold>;
-  constexpr int64_t L = S::L;
+  constexpr int64_t L = S::kWidth;
   int64_t r = 0;
   for (; r + 4 <= rows; r += 4) {
     const T* q = p + r * stride;
@@ -199,7 +159,7 @@ inline uint32_t nonzero_bytes(__m256d x) {
 template <class S, bool kAll>
 void any_columns(bool* acc, const typename S::T* p, int64_t w, int64_t rows, int64_t stride) {
   using T = typename S::T;
-  constexpr int64_t L = S::L;
+  constexpr int64_t L = S::kWidth;
   using Bytes = decltype(nonzero_bytes(S::set1(0)));
   static_assert(sizeof(Bytes) == L && sizeof(bool) == 1);
   int64_t j = 0;
@@ -260,7 +220,7 @@ template <class S, bool kMax>
 int64_t arg_run(const typename S::T* p, int64_t n) {
   using T = typename S::T;
   using V = typename S::V;
-  constexpr int64_t L = S::L;
+  constexpr int64_t L = S::kWidth;
   int64_t best_i = 0;
   T best = p[0];
   int64_t i = 0;

@@ -23,6 +23,7 @@
 #include "common/type_dispatch.h"
 #include "cpu/allocator.h"
 #include "cpu/parallel.h"
+#include "cpu/sort_key.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
 
@@ -30,27 +31,8 @@ namespace opd::native {
 
 namespace {
 
-template <class T>
-constexpr bool kReducedFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-// The value a key compares by: floats as float (Half, BFloat16) or themselves.
-template <class T>
-auto key_of(T v) {
-  if constexpr (kReducedFloat<T>) {
-    return static_cast<float>(v);
-  } else {
-    return v;
-  }
-}
-
-template <class K>
-bool is_nan(K v) {
-  if constexpr (std::is_floating_point_v<K>) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
+using cpu::is_nan;
+using cpu::key_of;
 
 // a before b, ascending (NaN last) or descending (NaN first).
 template <class K>
