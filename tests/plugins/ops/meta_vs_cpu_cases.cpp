@@ -12,14 +12,6 @@
 namespace opd::test::meta_vs_cpu {
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-int64_t rank_of(const Shape& s) { return static_cast<int64_t>(s.size()); }
-
-int64_t numel_of(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
-}
-
 // The broadcast of two shapes, or the larger one when they do not broadcast.
 Shape broadcast_shape(const Shape& a, const Shape& b) {
   Shape out(std::max(a.size(), b.size()), 1);

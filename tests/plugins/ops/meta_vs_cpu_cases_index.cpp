@@ -13,14 +13,6 @@
 namespace opd::test::meta_vs_cpu {
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-int64_t rank_of(const Shape& s) { return static_cast<int64_t>(s.size()); }
-
-int64_t numel_of(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
-}
-
 // A dimension of `s` in [-rank, rank) (0 or -1 for a 0-dim shape) and its non-negative form.
 std::pair<int64_t, int64_t> pick_dim(Gen& g, const Shape& s) {
   int64_t r = std::max<int64_t>(rank_of(s), 1);

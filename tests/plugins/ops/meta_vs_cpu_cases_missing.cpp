@@ -12,12 +12,6 @@
 namespace opd::test::meta_vs_cpu {
 namespace {
 
-using Shape = std::vector<int64_t>;
-
-int64_t numel_of(const Shape& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
-}
-
 // The out= form of a generator: an out tensor, mostly empty (resized), mostly of `dtype`.
 CaseFn with_out(CaseFn functional, ScalarType dtype) {
   return [functional, dtype](Gen& g) {

@@ -24,8 +24,6 @@
 namespace opd::test::meta_vs_cpu {
 namespace {
 
-using Shape = std::vector<int64_t>;
-
 // Values of str arguments by argument name: the accepted ones, then one that is not.
 const std::map<std::string, std::vector<std::string>> kStringChoices = {
     {"rounding_mode", {"trunc", "floor", "floor", "trunc", "bad"}},

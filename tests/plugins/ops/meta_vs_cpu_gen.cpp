@@ -11,12 +11,6 @@
 namespace opd::test::meta_vs_cpu {
 namespace {
 
-int64_t numel_of(const std::vector<int64_t>& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
-}
-
 template <class T>
 void write_values(const Tensor& t, const std::vector<double>& values) {
   T* p = t.data_ptr<T>();

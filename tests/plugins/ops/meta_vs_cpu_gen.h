@@ -18,6 +18,16 @@
 
 namespace opd::test::meta_vs_cpu {
 
+using Shape = std::vector<int64_t>;
+
+inline int64_t rank_of(const Shape& s) { return static_cast<int64_t>(s.size()); }
+
+inline int64_t numel_of(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
 // One argument: how to make it for a device, and how to print it in a failure.
 struct Arg {
   std::function<IValue(Device)> make;
