@@ -11,6 +11,7 @@
 #include "autograd/formulas.h"
 #include "autograd/kernel_support.h"
 #include "autograd/node.h"
+#include "autograd/scatter_scan_formulas.h"
 #include "autograd/saved_variable.h"
 #include "opd/library.h"
 #include "opd/local_dispatch_key_set.h"

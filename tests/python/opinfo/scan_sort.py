@@ -18,7 +18,7 @@ TOPK = ("float32", "float64", "bfloat16") + D.integral
 
 
 def sample_scan(op, make, dtype, rg):
-    # cumprod: values away from zero (its gradient divides by self).
+    # cumprod: values away from zero, but for the samples with zeros.
     kw = {"exclude_zero": True, "low": -2, "high": 2} if op.name == "cumprod" else {}
     yield SampleInput(make((3, 4), requires_grad=rg, **kw), args=(1,))
     yield SampleInput(make((3, 4), requires_grad=rg, **kw), args=(0,), name="dim 0")
@@ -28,6 +28,13 @@ def sample_scan(op, make, dtype, rg):
     yield SampleInput(make((2, 3, 4), requires_grad=rg, **kw), args=(1,), name="3-d")
     yield SampleInput(make((), requires_grad=rg, **kw), args=(0,), name="0-d")
     yield SampleInput(make((0, 3)), args=(1,), name="empty")
+    if op.name == "cumprod":
+        # Zeros: the first, a later and a repeated one along dim 1, a leading one along dim 0.
+        zeros = opd.tensor([[False, True, False, True, False], [True, False, False, False, False],
+                            [False, False, True, True, False]])
+        x = make((3, 5), **kw).masked_fill(zeros, 0).detach()
+        yield SampleInput(x.requires_grad_(rg), args=(1,), name="zeros")
+        yield SampleInput(x.detach().requires_grad_(rg), args=(0,), name="zeros, dim 0")
 
 
 def sample_scan_dtype(op, make, dtype, rg):
@@ -141,7 +148,7 @@ OP_DB = [
     OpInfo("cumsum.dtype", inplace=None, dtypes=("float32", "int32"),
            sample_inputs=sample_scan_dtype),
     OpInfo("cumprod", inplace="cumprod_", dtypes=SCAN, sample_inputs=sample_scan,
-           error_inputs=errors_scan, tol={"bfloat16": (5e-2, 2e-2)}),
+           error_inputs=errors_scan, tol={"bfloat16": (5e-2, 2e-2)}, supports_gradgrad=True),
     OpInfo("sort", supports_out=False, dtypes=SORT, sample_inputs=sample_sort,
            error_inputs=errors_sort),
     OpInfo("argsort", supports_out=False, supports_autograd=False, dtypes=SORT,

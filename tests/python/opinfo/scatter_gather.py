@@ -163,14 +163,24 @@ def sample_scatter_add(op, make, dtype, rg):
 
 
 def sample_scatter_reduce_two(op, make, dtype, rg):
+    # As for scatter: only a src of the index's shape requires grad.
     for reduce in ("sum", "prod", "mean", "amax", "amin"):
         for include_self in (True, False):
-            yield SampleInput(make((4, 5)), args=(1, _index(make, (4, 6), 5), make((4, 6)),
-                                                  reduce),
+            yield SampleInput(make((4, 5), requires_grad=rg),
+                              args=(1, _index(make, (4, 6), 5), make((4, 6), requires_grad=rg),
+                                    reduce),
                               kwargs={"include_self": include_self},
                               name=f"{reduce}, include_self={include_self}")
-    yield SampleInput(make((4, 5), noncontiguous=True),
+    yield SampleInput(make((4, 5), noncontiguous=True, requires_grad=rg),
                       args=(0, _index(make, (5, 2), 4), make((6, 3)), "mean"), name="dim 0")
+    for reduce in ("prod", "amax"):
+        yield SampleInput(make((3, 4), noncontiguous=True, requires_grad=rg),
+                          args=(0, _index(make, (5, 4), 3), make((5, 4), requires_grad=rg),
+                                reduce),
+                          kwargs={"include_self": False}, name=f"{reduce}, dim 0, strided")
+    yield SampleInput(make((), requires_grad=rg), args=(0, opd.tensor(0),
+                                                         make((), requires_grad=rg), "prod"),
+                      name="0-d")
 
 
 def errors_scatter_reduce_two(op, make):
@@ -325,7 +335,7 @@ OP_DB = [
            tol={"float16": (1e-2, 1e-2), "bfloat16": (1e-1, 2e-2)}),
     OpInfo("scatter_reduce.two", inplace="scatter_reduce_", dtypes=D.all,
            sample_inputs=sample_scatter_reduce_two, error_inputs=errors_scatter_reduce_two,
-           supports_autograd=False,
+           supports_gradgrad=True,
            tol={"float16": (1e-2, 1e-2), "bfloat16": (1e-1, 2e-2)}),
     OpInfo("index_select", dtypes=ALL, sample_inputs=sample_index_select,
            error_inputs=errors_index_select),

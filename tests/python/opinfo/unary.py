@@ -84,11 +84,15 @@ def sample_clamp_scalar(op, make, dtype, rg):
 
 def sample_clamp_tensor(op, make, dtype, rg):
     x = make((3, 4), low=-5, high=5, requires_grad=rg)
-    yield SampleInput(x, args=(make((3, 4), low=-5, high=0), make((4,), low=0, high=5)))
-    yield SampleInput(x, args=(make((3, 1), low=-5, high=0),))
-    yield SampleInput(x, args=(None, make((4,), low=0, high=5)))
+    yield SampleInput(x, args=(make((3, 4), low=-5, high=0, requires_grad=rg),
+                               make((4,), low=0, high=5, requires_grad=rg)))
+    yield SampleInput(x, args=(make((3, 1), low=-5, high=0, requires_grad=rg),))
+    yield SampleInput(x, args=(None, make((4,), low=0, high=5, requires_grad=rg)))
     yield SampleInput(make((3, 4), low=-5, high=5, noncontiguous=True, requires_grad=rg),
-                      kwargs={"max": make((), low=-1, high=1)})
+                      kwargs={"max": make((), low=-1, high=1, requires_grad=rg)})
+    yield SampleInput(x, args=(make((3, 4), low=1, high=5, requires_grad=rg),
+                               make((3, 4), low=-5, high=-1, requires_grad=rg)),
+                      name="min > max")
 
 
 def sample_clamp_one_bound(op, make, dtype, rg):
@@ -206,8 +210,7 @@ OP_DB = [
     OpInfo("clamp", inplace="clamp_", dtypes=ROUNDING, sample_inputs=sample_clamp_scalar,
            error_inputs=errors_clamp),
     OpInfo("clamp.Tensor", inplace="clamp_", dtypes=ROUNDING, sample_inputs=sample_clamp_tensor,
-           skips={"gradcheck": "only self's gradient is implemented (torch also gives min's "
-                               "and max's)"}),
+           supports_gradgrad=True),
     OpInfo("clamp_min", inplace="clamp_min_", dtypes=ROUNDING,
            sample_inputs=sample_clamp_one_bound),
     OpInfo("clamp_max", inplace="clamp_max_", dtypes=ROUNDING,
