@@ -1,6 +1,8 @@
 // CPU impls of the structured amax.out, amin.out, all.out, any.out, all.all_out and any.all_out,
 // and the kernels of max() and min() over every element; the loop is cpu/reduce_loop.h's.
 
+#include <bit>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -20,14 +22,26 @@ using namespace cpu::reduction;
 template <class T>
 using minmax_acc_t = std::conditional_t<cpu::kIsHalfLike<T>, float, T>;
 
-// amax / amin: NaN wins, as in PyTorch.
+// Note [NaN bits of max and min]
+// A NaN wins, as in PyTorch, and the NaN written is torch 1.13's, whichever loop found it (the
+// AVX2 folds or-in an all-ones NaN, the scalar ones keep the input's): amax and amin write the
+// canonical quiet NaN (its max_impl returns quiet_NaN()), max() and min() over every element
+// all ones for float and double (its vectorized maximum ors in the unordered mask, and the
+// whole reduction stays in vectors) and the first NaN met, in the order the loop meets them,
+// for the 16-bit floats. Not followed: torch's amax/amin over an outer dimension write all ones
+// in the columns its vectorized loop takes (blocks of 32 floats, 16 doubles) and the canonical
+// NaN in the rest. max.dim and min.dim (reduce_arg_kernels.cpp) write the first NaN of the line,
+// as torch.
+enum class NanBits { kCanonical, kAllOnes, kFirst };
+
 template <class T, bool kMax>
 struct MinMaxReducer : ElementwiseReducer<MinMaxReducer<T, kMax>, T, minmax_acc_t<T>> {
   using A = minmax_acc_t<T>;
   static constexpr vec::Fold kVecFold = kMax ? vec::Fold::kMax : vec::Fold::kMin;
   T* out;
+  NanBits nan_bits;
 
-  explicit MinMaxReducer(T* o) : out(o) {}
+  MinMaxReducer(T* o, NanBits n) : out(o), nan_bits(n) {}
   A init() const {
     if constexpr (std::is_same_v<T, bool>)
       return !kMax;
@@ -45,19 +59,32 @@ struct MinMaxReducer : ElementwiseReducer<MinMaxReducer<T, kMax>, T, minmax_acc_
   template <class V>
   V op(V a, V b) const {
     if constexpr (kIsFloat<T>)
-      return ((kMax ? b > a : b < a) | (b != b)) ? b : a;
+      return (((kMax ? b > a : b < a) | (b != b)) & (a == a)) ? b : a;
     else
       return (kMax ? b > a : b < a) ? b : a;
   }
-  void write(int64_t o, A a) const { out[o] = convert<T>(a); }
+  void write(int64_t o, A a) const {
+    if constexpr (kIsFloat<T>) {
+      if (a != a && nan_bits == NanBits::kCanonical) a = std::numeric_limits<A>::quiet_NaN();
+      if (a != a && nan_bits == NanBits::kAllOnes) {
+        using Bits = std::conditional_t<sizeof(A) == 8, uint64_t, uint32_t>;
+        a = std::bit_cast<A>(~Bits(0));
+      }
+    }
+    out[o] = convert<T>(a);
+  }
 };
 
-template <bool kMax>
+// kAll: max() or min() over every element, else amax or amin (Note [NaN bits of max and min]).
+template <bool kMax, bool kAll = false>
 void minmax_into(const char* op, const Tensor& self, const common::DimMask& mask,
                  const Tensor& out) {
   common::visit_dtype<false>(self.scalar_type(), op, [&](auto t) {
     using T = decltype(t);
-    run_reduction<T>(self, mask, MinMaxReducer<T, kMax>(static_cast<T*>(out.data_ptr())));
+    const NanBits nan_bits = !kAll                 ? NanBits::kCanonical
+                             : cpu::kIsHalfLike<T> ? NanBits::kFirst
+                                                   : NanBits::kAllOnes;
+    run_reduction<T>(self, mask, MinMaxReducer<T, kMax>(static_cast<T*>(out.data_ptr()), nan_bits));
   });
 }
 
@@ -120,14 +147,14 @@ void amin_out(const Tensor& self, IntArrayRef dim, bool, const Tensor& out) {
 Tensor max(const Tensor& self) {
   const common::ReductionMeta m = common::max_all_meta("max", self);
   Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
-  minmax_into<true>("max_all", self, m.mask, out);
+  minmax_into<true, true>("max_all", self, m.mask, out);
   return out;
 }
 
 Tensor min(const Tensor& self) {
   const common::ReductionMeta m = common::max_all_meta("min", self);
   Tensor out = cpu::empty_cpu(m.sizes, m.dtype);
-  minmax_into<false>("min_all", self, m.mask, out);
+  minmax_into<false, true>("min_all", self, m.mask, out);
   return out;
 }
 
