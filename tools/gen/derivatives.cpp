@@ -130,6 +130,16 @@ std::vector<DerivativeInfo> load_derivatives(const std::string& path,
       }
       info.formulas.push_back({key, formula, YamlFile::line(kv.name_node)});
     }
+    // Note [Tensor[] results]: PyTorch's `grads` over a list result has no counterpart here.
+    for (const Argument& r : schema.returns()) {
+      if (!info.formulas.empty() && r.type()->kind() == TypeKind::List) {
+        file.fail(name_line,
+                  fmt::format("{} returns {}: formulas for a list result are not supported (write "
+                              "the operator CompositeImplicitAutograd over differentiable ones, "
+                              "as split and unbind are)",
+                              op, r.type()->str()));
+      }
+    }
     out.push_back(std::move(info));
   }
   return out;

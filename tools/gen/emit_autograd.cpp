@@ -256,9 +256,24 @@ enum class KernelKind {
   Formula                // a node built from the entry's formulas records the history
 };
 
+// Note [Tensor[] results]
+// The generated nodes handle Tensor results only: derivatives.yaml refuses formulas for an
+// operator returning Tensor[] (load_derivatives), whose only Autograd kernels are therefore the
+// refusal (no entry: NotImplemented) and the plain redispatch (an entry without formulas). Every
+// aten operator returning Tensor[] today (split, split_with_sizes, chunk, tensor_split, unbind)
+// is CompositeImplicitAutograd over narrow/select, whose formulas give its gradients; PyTorch
+// records them as one SplitBackward0/UnbindBackward0 node and refuses in-place changes of their
+// outputs (multi-output views), which a list result with its own node would first need.
 bool returns_tensor(const FunctionSchema& s) {
   for (const Argument& r : s.returns()) {
     if (r.type()->kind() == TypeKind::Tensor) return true;
+  }
+  return false;
+}
+bool returns_tensor_list(const FunctionSchema& s) {
+  for (const Argument& r : s.returns()) {
+    if (r.type()->kind() == TypeKind::List && r.type()->contained()[0]->kind() == TypeKind::Tensor)
+      return true;
   }
   return false;
 }
@@ -283,7 +298,7 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
   KernelKind kind = KernelKind::Formula;
   if (is_out) {
     kind = KernelKind::OutNotDifferentiable;
-  } else if (!returns_tensor(s)) {
+  } else if (!returns_tensor(s) && !returns_tensor_list(s)) {
     kind = KernelKind::Redispatch;
   } else if (!a) {
     kind = KernelKind::NotImplemented;
@@ -297,7 +312,10 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
       fmt::format("redispatch::{}(ks - kAutogradKeySet{}{})", unique_name(s),
                   params.empty() ? "" : ", ", name_list(params));
   const std::string op_name = "aten::" + impl_name(s);
-  std::string mark_view = is_view ? "  mark_view(result, self);\n" : "";
+  std::string mark_view = !is_view ? ""
+                          : returns_tensor_list(s)
+                              ? "  for (const Tensor& r : result) mark_view(r, self);\n"
+                              : "  mark_view(result, self);\n";
   if (kind != KernelKind::Formula) {
     if (kind == KernelKind::OutNotDifferentiable) {
       body +=

@@ -49,4 +49,25 @@ if [ -e "$dir/vendor2" ]; then
 fi
 check "a well-formed vendor file" 0 "" -- "$gen" --yaml "$dir/acme.yaml" --out "$dir/vendor3"
 
+# Note [Tensor[] results]: formulas for a list result are refused before anything is written.
+printf -- '- func: pieces(Tensor(a -> *) self) -> Tensor(a)[]\n  dispatch:\n    CPU: pieces\n' \
+  > "$dir/pieces.yaml"
+printf -- '- name: pieces(Tensor(a -> *) self) -> Tensor(a)[]\n  self: grad\n' \
+  > "$dir/pieces_derivatives.yaml"
+check "formulas for a Tensor[] result" 1 "opd-gen: $dir/pieces_derivatives.yaml:1: aten::pieces returns Tensor" -- \
+  "$gen" --yaml "$dir/pieces.yaml" --derivatives "$dir/pieces_derivatives.yaml" --out "$dir/pieces"
+if [ -e "$dir/pieces" ]; then
+  echo "FAIL: opd-gen wrote $dir/pieces before reading the derivatives it refused"
+  failures=$((failures + 1))
+fi
+# Without an entry its Autograd kernel refuses inputs that require grad (it recorded nothing),
+# and marks each piece a view of self.
+printf -- '[]\n' > "$dir/no_derivatives.yaml"
+check "a Tensor[] result without derivatives" 0 "" -- \
+  "$gen" --yaml "$dir/pieces.yaml" --derivatives "$dir/no_derivatives.yaml" --out "$dir/pieces2"
+check "... refuses inputs that require grad" 0 'throw_not_implemented("aten::pieces")' -- \
+  cat "$dir/pieces2/src/autograd_kernels.cpp"
+check "... marks its pieces views" 0 'for (const Tensor& r : result) mark_view(r, self);' -- \
+  cat "$dir/pieces2/src/autograd_kernels.cpp"
+
 report opd_gen_test
