@@ -203,6 +203,9 @@ std::string python_type_name(const IValue& v) {
       return "torch.memory_format";
     case IValue::Tag::Device:
       return "torch.device";
+    case IValue::Tag::Capsule:
+      if (v.is_generator()) return "torch.Generator";
+      break;
     default:
       break;
   }
@@ -264,8 +267,10 @@ std::optional<IValue> convert_argument(const IValue& v, const Type& type, std::o
       return v.is_none() ? std::optional<IValue>(v) : std::nullopt;
     case TypeKind::Any:
       return v;
+    case TypeKind::Generator:  // an opdispatch.Generator (Note [Generator objects])
+      return v.is_generator() ? std::optional<IValue>(v) : std::nullopt;
     default:
-      return std::nullopt;  // Generator, Stream, Dict...: no literal spells them
+      return std::nullopt;  // Stream, Dict...: no literal spells them
   }
 }
 
@@ -388,7 +393,11 @@ std::optional<Stack> try_bind(const FunctionSchema& schema, const CallArgs& args
       if (why == nullptr) return false;
       *why = fmt::format("argument '{}'{} must be {}, not {}", params[i].name(),
                          position ? fmt::format(" (position {})", position) : std::string(),
-                         params[i].type()->str(), python_type_name(v));
+                         // torch's name for a Generator? (Note [Generator objects])
+                         unwrap_optional(*params[i].type()).kind() == TypeKind::Generator
+                             ? "torch.Generator"
+                             : params[i].type()->str(),
+                         python_type_name(v));
       return false;
     }
     stack[i] = std::move(*c);

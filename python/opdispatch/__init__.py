@@ -12,6 +12,7 @@ import os as _os
 import warnings as _warnings
 
 from . import _C
+from ._C import Generator, default_generator
 from ._C import (DispatchKeySet, FunctionSchema, PluginError, SchemaParseError, Tag, Tensor,
                  device, dtype, frombuffer, from_numpy, initial_seed, is_grad_enabled, layout,
                  memory_format, parse_schema)
@@ -30,7 +31,7 @@ __all__ = [
     "Tensor", "Size", "dtype", "device", "tensor", "as_tensor", "from_numpy", "from_dlpack",
     "frombuffer", "empty", "zeros", "ones", "full", "arange", "rand", "randn", "empty_like",
     "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "manual_seed",
-    "initial_seed", "numel", "einsum", "tensordot",
+    "initial_seed", "Generator", "default_generator", "numel", "einsum", "tensordot",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "trace", "ops",
     "library", "autograd", "plugins", "testing", "PluginError", "Tag",
 ]

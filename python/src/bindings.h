@@ -19,6 +19,8 @@ void bind_plugins(pybind11::module_& m);
 void bind_introspection(pybind11::module_& m);
 // dtype, device, layout, memory_format (types.cpp).
 void bind_types(pybind11::module_& m);
+// opdispatch.Generator and default_generator (generator.cpp).
+void bind_generator(pybind11::module_& m);
 // opdispatch.Tensor (tensor.cpp), its indexing (indexing.cpp).
 void bind_tensor(pybind11::module_& m);
 void bind_indexing(pybind11::class_<Tensor>& cls);

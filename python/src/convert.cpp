@@ -6,6 +6,7 @@
 //   float -> Double    complex -> ComplexDouble    str -> String    None -> None
 //   numpy's numbers (np.float32...) -> what their item() gives, as above
 //   dtype, device, layout, memory_format -> ScalarType, Device, Layout, MemoryFormat
+//   Generator -> a Capsule of kind "Generator" (Note [Generator objects])
 //   list, tuple -> a generic list of the converted items (convert_argument makes int[], ...)
 //   anything else -> TypeError "opdispatch: cannot pass a <type> to an operator"
 // IValue to Python is the reverse: an undefined tensor is None, every list is a list, a tuple
@@ -223,6 +224,7 @@ IValue to_ivalue(py::handle h) {
   if (py::isinstance<MemoryFormatObject>(h)) {
     return IValue(h.cast<const MemoryFormatObject&>().format);
   }
+  if (py::isinstance<Generator>(h)) return IValue(h.cast<const Generator&>());
   throw TypeError("opdispatch: cannot pass a " + type_name(h) + " to an operator");
 }
 
@@ -275,6 +277,9 @@ py::object from_ivalue(IValue v) {
     }
     case IValue::Tag::GenericList:
       return list_of(v.to_generic_list());
+    case IValue::Tag::Capsule:
+      if (v.is_generator()) return py::cast(v.to_generator());
+      break;
     case IValue::Tag::Tuple: {
       const auto& items = v.to_tuple();
       py::tuple out(items.size());
@@ -282,8 +287,9 @@ py::object from_ivalue(IValue v) {
       return out;
     }
     default:
-      throw TypeError(std::string("opdispatch: a ") + v.tag_name() + " value has no Python form");
+      break;
   }
+  throw TypeError(std::string("opdispatch: a ") + v.tag_name() + " value has no Python form");
 }
 
 }  // namespace opd::python

@@ -56,6 +56,7 @@ PYBIND11_MODULE(_C, m) {
   });
   opd::python::bind_types(m);
   opd::python::bind_tensor(m);
+  opd::python::bind_generator(m);
   opd::python::bind_numpy(m);
   opd::python::bind_dlpack(m);
   opd::python::bind_ops(m);

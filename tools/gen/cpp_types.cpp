@@ -67,6 +67,7 @@ std::string cpp_argument_type(const FunctionSchema& s, const Argument& a) {
       if (e.kind() == TypeKind::Tensor) return "const std::optional<Tensor>&";
       if (e.kind() == TypeKind::Scalar) return "const std::optional<Scalar>&";
       if (is_int_list(e)) return "OptionalIntArrayRef";
+      if (e.kind() == TypeKind::Generator) return "const std::optional<Generator>&";
       std::string b = base_type(e.kind());
       if (b.empty()) unsupported(s, where);
       return "std::optional<" + b + ">";

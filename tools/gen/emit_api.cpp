@@ -163,7 +163,8 @@ void emit_api(const std::vector<NativeFunction>& fs, const EmitOptions& o) {
           "// dispatcher. See tools/gen/README.md for the naming rules.\n"
           "#pragma once\n\n"
           "#include <optional>\n#include <string_view>\n#include <tuple>\n#include <vector>\n\n"
-          "#include \"opd/tensor.h\"\n#include \"opd/tensor_options.h\"\n\n"
+          "#include \"opd/generator.h\"\n#include \"opd/tensor.h\"\n"
+          "#include \"opd/tensor_options.h\"\n\n"
           "namespace opd {\n\n" +
           api.header + "\nnamespace redispatch {\n\n" + api.redispatch_header +
           "\n}  // namespace redispatch\n}  // namespace opd\n\n"

@@ -47,6 +47,7 @@ std::string owned_type(const std::string& cpp) {
   if (cpp == "IntArrayRef") return "std::vector<int64_t>";
   if (cpp == "OptionalIntArrayRef") return "std::optional<std::vector<int64_t>>";
   if (cpp == "std::string_view") return "std::string";
+  if (cpp == "const std::optional<Generator>&") return "std::optional<Generator>";
   if (cpp == "const std::vector<std::optional<Tensor>>&")
     return "std::vector<std::optional<Tensor>>";
   return cpp;

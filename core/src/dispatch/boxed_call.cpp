@@ -12,7 +12,7 @@ namespace opd {
 namespace {
 
 // Whether `v` can be passed where the schema says `t`. Types with no boxed representation of
-// their own (Generator, Stream, Storage...) accept None only when optional, anything otherwise.
+// their own (Stream, Storage...) accept None only when optional, anything otherwise.
 bool matches(const IValue& v, const Type& t) {
   switch (t.kind()) {
     case TypeKind::Tensor:
@@ -71,6 +71,8 @@ bool matches(const IValue& v, const Type& t) {
     }
     case TypeKind::Capsule:
       return v.is_capsule();
+    case TypeKind::Generator:
+      return v.is_generator();  // Note [Generator objects]
     case TypeKind::Tuple: {
       if (!v.is_tuple()) return false;
       const auto& xs = v.to_tuple();

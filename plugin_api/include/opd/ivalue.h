@@ -24,6 +24,7 @@
 #include "opd/device.h"
 #include "opd/error.h"
 #include "opd/export.h"
+#include "opd/generator.h"
 #include "opd/layout.h"
 #include "opd/scalar.h"
 #include "opd/scalar_type.h"
@@ -142,6 +143,8 @@ class OPD_API IValue {
   IValue(Layout l) noexcept : tag_(Tag::Layout) { payload_.u.as_layout = l; }
   IValue(MemoryFormat m) noexcept : tag_(Tag::MemoryFormat) { payload_.u.as_memory_format = m; }
   IValue(Device d) noexcept : tag_(Tag::Device) { payload_.u.as_device = d; }
+  // A Capsule of kind "Generator" sharing the generator's state (Note [Generator objects]).
+  IValue(const Generator& g) : IValue(make_capsule(kGeneratorKind, g.state())) {}
   IValue(std::vector<int64_t> v) : tag_(Tag::IntList) { set_heap(std::move(v)); }
   IValue(IntArrayRef v) : IValue(std::vector<int64_t>(v.begin(), v.end())) {}
   IValue(std::vector<double> v) : tag_(Tag::DoubleList) { set_heap(std::move(v)); }
@@ -334,12 +337,18 @@ class OPD_API IValue {
       throw_wrong_capsule_kind(kind, c.kind);
     return c.object;
   }
+  // A `Generator` argument: a Capsule of kind "Generator". Throws TypeError as to_capsule.
+  static constexpr const char* kGeneratorKind = "Generator";
+  bool is_generator() const { return is_capsule() && capsule_kind() == kGeneratorKind; }
+  Generator to_generator() const {
+    return Generator(std::static_pointer_cast<GeneratorState>(to_capsule(kGeneratorKind)));
+  }
   // The kind a Capsule was made as.
   const std::string& capsule_kind() const& { return heap<detail::CapsuleValue>(Tag::Capsule).kind; }
 
   // The value as a C++ type, for generic code (kernel wrappers): Tensor, Storage, int64_t,
   // double, bool, std::complex<double>, Scalar, ScalarType, Layout, MemoryFormat, Device,
-  // std::string and std::string_view, the list types above and their spans (IntArrayRef,
+  // Generator, std::string and std::string_view, the list types above and their spans (IntArrayRef,
   // std::span<const double>, std::span<const Tensor>, std::span<const std::optional<Tensor>>),
   // std::vector<T> of other types (from a GenericList, element by element), std::array<bool, N>
   // (from a bool[] of N elements), std::tuple<...> (from a Tuple), std::optional<T> (None ->
@@ -475,6 +484,7 @@ OPD_IVALUE_TO(ScalarType, to_scalar_type)
 OPD_IVALUE_TO(Layout, to_layout)
 OPD_IVALUE_TO(MemoryFormat, to_memory_format)
 OPD_IVALUE_TO(Device, to_device)
+OPD_IVALUE_TO(Generator, to_generator)
 OPD_IVALUE_TO(std::vector<int64_t>, to_int_list)
 OPD_IVALUE_TO(std::vector<double>, to_double_list)
 OPD_IVALUE_TO(std::vector<bool>, to_bool_list)

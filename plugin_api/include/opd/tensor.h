@@ -20,6 +20,7 @@
 #include "opd/dispatch_key_set.h"
 #include "opd/error.h"
 #include "opd/export.h"
+#include "opd/generator.h"  // the `Generator?` arguments of tensor_methods.inc
 #include "opd/intrusive_ptr.h"
 #include "opd/layout.h"
 #include "opd/scalar.h"

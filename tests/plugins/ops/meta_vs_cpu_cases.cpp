@@ -834,6 +834,7 @@ std::map<std::string, CaseFn> build() {
   add_autograd(m);
   add_index_cases(m);
   add_missing_op_cases(m);
+  add_random_op_cases(m);
   return m;
 }
 
