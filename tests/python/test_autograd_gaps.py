@@ -76,6 +76,18 @@ def test_cumprod_double_backward_matches_torch():
         _close(o, t)
 
 
+def test_cumprod_zeros_with_dtype():
+    # torch 1.13 raises here (its cumprod_backward masked_scatters the float64 gradient into a
+    # float32 buffer); the gradient is the float64 computation's, cast back to float32.
+    vals = [[1., 0., 2.], [3., 4., 0.]]
+    x = opd.tensor(vals, requires_grad=True)
+    opd.cumprod(x, 1, dtype=opd.float64).sum().backward()
+    tx = torch.tensor(vals, dtype=torch.float64, requires_grad=True)
+    torch.cumprod(tx, 1).sum().backward()
+    assert x.grad.dtype == opd.float32
+    assert x.grad.tolist() == tx.grad.tolist()
+
+
 # ---- scatter_reduce.two --------------------------------------------------------------------
 
 REDUCES = ("sum", "prod", "mean", "amax", "amin")
