@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "autograd/activation_formulas.h"
 #include "autograd/autograd_meta.h"
 #include "autograd/formulas.h"
 #include "autograd/kernel_support.h"
