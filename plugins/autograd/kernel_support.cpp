@@ -131,6 +131,17 @@ void rebase_history(const Tensor& self, const std::shared_ptr<Node>& fn) {
   set_history_from_base(self, m);
 }
 
+void rebase_view_history(const Tensor& self, const std::shared_ptr<Node>& fn) {
+  AutogradMeta& m = materialize_meta(self);
+  if (!m.base.defined()) {
+    set_history(self, fn);
+    return;
+  }
+  // No CopySlices: the base's elements did not change, and fn's gradient (of the new geometry)
+  // is not one of a slice of the base at the view's old place.
+  set_history_from_base(self, m);
+}
+
 void throw_not_implemented(const char* op) {
   throw NotImplementedError(fmt::format("derivative for {} is not implemented", op));
 }

@@ -60,6 +60,11 @@ void check_inplace(const Tensor& self, bool requires_grad);
 // After an in-place operator recorded as `fn`: self becomes fn's output; a view's base gets a
 // CopySlices node and the view an AsStridedBackward0 onto it.
 void rebase_history(const Tensor& self, const std::shared_ptr<Node>& fn);
+// After an in-place view operator (tag inplace_view: squeeze_, t_, as_strided_...) recorded as
+// `fn`, which changed self's geometry and no data: self becomes fn's output, unless it is a
+// view; a view stays one of its base, with its new geometry (an AsStridedBackward0 onto the
+// base's history, which is unchanged), as PyTorch's.
+void rebase_view_history(const Tensor& self, const std::shared_ptr<Node>& fn);
 // Records that `view` (output of a view operator) shares `base`'s memory.
 void mark_view(const Tensor& view, const Tensor& base);
 

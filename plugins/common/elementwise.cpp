@@ -178,7 +178,7 @@ GeluApproximation gelu_approximation(std::string_view approximate) {
 TensorIterator gelu_meta(const Tensor& out, const Tensor& self, std::string_view approximate) {
   gelu_approximation(approximate);
   TensorIterator iter = TensorIterator::unary_op("gelu", out, self);
-  check_dtype_on(iter.device(), "GeluKernelImpl", iter.common_dtype(), TypeSet::Floating);
+  check_dtype_on(iter.device(), "GeluKernelImpl", iter.common_dtype(), kGeluTypes);
   return iter;
 }
 
@@ -224,9 +224,9 @@ TensorIterator threshold_backward_meta(const Tensor& out, const Tensor& grad_out
 
 TensorIterator pointwise_backward_meta(std::string_view name, std::string_view kernel_name,
                                        const Tensor& out, const Tensor& grad_output,
-                                       const Tensor& other) {
+                                       const Tensor& other, TypeSet types) {
   TensorIterator iter = TensorIterator::binary_op(name, out, grad_output, other);
-  check_dtype_on(iter.device(), kernel_name, iter.common_dtype(), TypeSet::Floating);
+  check_dtype_on(iter.device(), kernel_name, iter.common_dtype(), types);
   return iter;
 }
 

@@ -30,6 +30,8 @@ inline constexpr TypeSet kOrderedTypes = TypeSet::AllAndBool.with(kHalf, kBFloat
 inline constexpr TypeSet kArithmeticTypes = kOrderedTypes | TypeSet::Complex;
 inline constexpr TypeSet kFloatingAndComplexTypes =
     TypeSet::Floating.with(kHalf, kBFloat16) | TypeSet::Complex;
+// gelu's and gelu_backward's: BFloat16 but not Half, as PyTorch 1.13's CPU kernels.
+inline constexpr TypeSet kGeluTypes = TypeSet::Floating.with(kBFloat16);
 
 // check_dtype_in for the kernel "<op>_cpu", or "<op>_cuda" on a CUDA device, whose sets also
 // take Half and BFloat16 wherever they take floating types (computed in float), as PyTorch's.
@@ -113,10 +115,10 @@ TensorIterator clamp_meta(const Tensor& out, const Tensor& self, const std::opti
 TensorIterator threshold_backward_meta(const Tensor& out, const Tensor& grad_output,
                                        const Tensor& self, const Scalar& threshold);
 // sigmoid_backward, tanh_backward, gelu_backward (`name`): inputs (grad_output, other), promoted,
-// computed by a floating kernel called `kernel_name`.
+// computed by a kernel called `kernel_name` over `types` (gelu_backward's takes BFloat16 too).
 TensorIterator pointwise_backward_meta(std::string_view name, std::string_view kernel_name,
                                        const Tensor& out, const Tensor& grad_output,
-                                       const Tensor& other);
+                                       const Tensor& other, TypeSet types = TypeSet::Floating);
 
 // copy_: `src` broadcast into `self`, any dtype to any dtype, checked for overlap ("unsupported
 // operation: ..."), with self's shape fixed ("output with shape [3] doesn't match the broadcast

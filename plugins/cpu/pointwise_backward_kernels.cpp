@@ -51,27 +51,29 @@ Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate) {
   // The approximation is checked first, as the Meta kernel does.
   const bool tanh_form = common::gelu_approximation(approximate) == common::GeluApproximation::Tanh;
-  TensorIterator iter = common::pointwise_backward_meta("gelu_backward", "GeluBackwardKernelImpl",
-                                                        Tensor(), grad_output, self);
-  OPD_DISPATCH_FLOATING_TYPES(iter.common_dtype(), "GeluBackwardKernelImpl", [&] {
+  TensorIterator iter = common::pointwise_backward_meta(
+      "gelu_backward", "GeluBackwardKernelImpl", Tensor(), grad_output, self, common::kGeluTypes);
+  // BFloat16 computes in float and rounds once (opmath_t), as PyTorch's.
+  OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, iter.common_dtype(), "GeluBackwardKernelImpl", [&] {
+    using T = common::opmath_t<scalar_t>;
     if (tanh_form) {
-      cpu_kernel(iter, [](scalar_t grad, scalar_t x) -> scalar_t {
-        const auto beta = static_cast<scalar_t>(M_SQRT2 * M_2_SQRTPI * 0.5);
-        const auto kappa = static_cast<scalar_t>(0.044715);
-        const scalar_t x_sq = x * x;
-        const scalar_t t = std::tanh(beta * (x + kappa * x_sq * x));
-        const scalar_t du_dx = beta * (scalar_t(1) + scalar_t(3) * kappa * x_sq);
-        const scalar_t d =
-            scalar_t(0.5) * (scalar_t(1) + t) + scalar_t(0.5) * x * (scalar_t(1) - t * t) * du_dx;
-        return grad * d;
+      cpu_kernel(iter, [](scalar_t grad_in, scalar_t x_in) -> scalar_t {
+        const T grad = static_cast<T>(grad_in), x = static_cast<T>(x_in);
+        const auto beta = static_cast<T>(M_SQRT2 * M_2_SQRTPI * 0.5);
+        const auto kappa = static_cast<T>(0.044715);
+        const T x_sq = x * x;
+        const T t = std::tanh(beta * (x + kappa * x_sq * x));
+        const T du_dx = beta * (T(1) + T(3) * kappa * x_sq);
+        const T d = T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du_dx;
+        return static_cast<scalar_t>(grad * d);
       });
     } else {
-      cpu_kernel(iter, [](scalar_t grad, scalar_t x) -> scalar_t {
-        const auto inv_sqrt_2pi = static_cast<scalar_t>(M_2_SQRTPI * M_SQRT1_2 * 0.5);
-        const scalar_t cdf =
-            scalar_t(0.5) * (scalar_t(1) + std::erf(x * static_cast<scalar_t>(M_SQRT1_2)));
-        const scalar_t pdf = inv_sqrt_2pi * std::exp(scalar_t(-0.5) * x * x);
-        return grad * (cdf + x * pdf);
+      cpu_kernel(iter, [](scalar_t grad_in, scalar_t x_in) -> scalar_t {
+        const T grad = static_cast<T>(grad_in), x = static_cast<T>(x_in);
+        const auto inv_sqrt_2pi = static_cast<T>(M_2_SQRTPI * M_SQRT1_2 * 0.5);
+        const T cdf = T(0.5) * (T(1) + std::erf(x * static_cast<T>(M_SQRT1_2)));
+        const T pdf = inv_sqrt_2pi * std::exp(T(-0.5) * x * x);
+        return static_cast<scalar_t>(grad * (cdf + x * pdf));
       });
     }
   });

@@ -1,8 +1,8 @@
 // The impls of the structured unary groups that existed before the others (Note [Structured
 // kernels] in tools/gen/structured.h: opd-gen writes the functional, in-place and out= kernels
 // around them): exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid (floating; integral inputs compute
-// in Float), neg, abs; gelu, a kernel of its own; and relu, which is clamp_min with 0 as
-// PyTorch's CPU kernel (so the Meta kernel, the same call, agrees with it).
+// in Float), neg, abs; and gelu, a kernel of its own. (relu is clamp_min with 0 for every
+// backend: plugins/composite/relu_composite.cpp.)
 
 #include <cmath>
 #include <type_traits>
@@ -94,16 +94,6 @@ Tensor gelu(const Tensor& self, std::string_view approximate) {
     });
   }
   return std::move(iter).output();
-}
-
-Tensor relu(const Tensor& self) {
-  OPD_CHECK(self.scalar_type() != kBool, "Boolean inputs not supported for relu");
-  return opd::clamp_min(self, 0);
-}
-
-Tensor& relu_(Tensor& self) {
-  OPD_CHECK(self.scalar_type() != kBool, "Boolean inputs not supported for relu");
-  return opd::clamp_min_(self, 0);
 }
 
 }  // namespace opd::native

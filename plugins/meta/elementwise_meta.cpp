@@ -55,16 +55,6 @@ Tensor tanh(const Tensor& self) {
 Tensor sigmoid(const Tensor& self) {
   return common::unary_float_meta("sigmoid", Tensor(), self).output();
 }
-// As the CPU kernel: clamp_min with 0, whose Meta kernel is generated
-// (plugins/cpu/unary_kernels.cpp).
-Tensor relu(const Tensor& self) {
-  OPD_CHECK(self.scalar_type() != kBool, "Boolean inputs not supported for relu");
-  return opd::clamp_min(self, 0);
-}
-Tensor& relu_(Tensor& self) {
-  OPD_CHECK(self.scalar_type() != kBool, "Boolean inputs not supported for relu");
-  return opd::clamp_min_(self, 0);
-}
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   return common::gelu_meta(Tensor(), self, approximate).output();
 }
@@ -89,7 +79,7 @@ Tensor tanh_backward(const Tensor& grad_output, const Tensor& output) {
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& self, std::string_view approximate) {
   common::gelu_approximation(approximate);
   return common::pointwise_backward_meta("gelu_backward", "GeluBackwardKernelImpl", Tensor(),
-                                         grad_output, self)
+                                         grad_output, self, common::kGeluTypes)
       .output();
 }
 

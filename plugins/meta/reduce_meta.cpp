@@ -24,6 +24,12 @@ Tensor output(const Tensor& self, const common::ReductionMeta& m) {
   return common::empty_output(m.sizes, m.dtype, self.device());
 }
 
+// var_mean's and std_mean's mean: self's dtype (complex for a complex self, whose variance is
+// real).
+Tensor mean_output(const Tensor& self, const common::ReductionMeta& m) {
+  return common::empty_output(m.sizes, self.scalar_type(), self.device());
+}
+
 std::tuple<Tensor, Tensor> value_and_index(const Tensor& self, const common::ReductionMeta& m) {
   return {output(self, m), common::empty_output(m.sizes, kLong, self.device())};
 }
@@ -68,13 +74,13 @@ Tensor std_correction(const Tensor& self, OptionalIntArrayRef dim, std::optional
 std::tuple<Tensor, Tensor> var_mean_correction(const Tensor& self, OptionalIntArrayRef dim,
                                                std::optional<int64_t>, bool keepdim) {
   const common::ReductionMeta m = common::var_meta("var_mean", self, dim, keepdim);
-  return {output(self, m), output(self, m)};
+  return {output(self, m), mean_output(self, m)};
 }
 
 std::tuple<Tensor, Tensor> std_mean_correction(const Tensor& self, OptionalIntArrayRef dim,
                                                std::optional<int64_t>, bool keepdim) {
   const common::ReductionMeta m = common::var_meta("std_mean", self, dim, keepdim);
-  return {output(self, m), output(self, m)};
+  return {output(self, m), mean_output(self, m)};
 }
 
 }  // namespace opd::native

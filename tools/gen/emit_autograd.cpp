@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -382,7 +383,11 @@ void emit_kernel(const NativeFunction& f, const Analysis* a, std::string& out, s
   body += "  }\n";
   if (in_place) {
     body += fmt::format("  {{\n    AutoDispatchBelowAutograd guard;\n    {};\n  }}\n", redispatch);
-    body += "  if (grad_fn) {\n    rebase_history(self, grad_fn);\n";
+    // An in-place view operator changes self's geometry, not its data (rebase_view_history).
+    const bool inplace_view =
+        std::find(f.tags.begin(), f.tags.end(), "inplace_view") != f.tags.end();
+    body += fmt::format("  if (grad_fn) {{\n    {}(self, grad_fn);\n",
+                        inplace_view ? "rebase_view_history" : "rebase_history");
     for (size_t i : a->outputs) {
       body += fmt::format("    grad_fn->{}_ = SavedVariable(self, true);\n", output_name(s, i));
     }

@@ -835,6 +835,7 @@ std::map<std::string, CaseFn> build() {
   add_index_cases(m);
   add_missing_op_cases(m);
   add_random_op_cases(m);
+  add_surface_op_cases(m);
   return m;
 }
 

@@ -140,6 +140,9 @@ void add_missing_op_cases(std::map<std::string, CaseFn>& m);
 // Those of bernoulli and normal, whose probabilities and deviations CPU reads
 // (meta_vs_cpu_cases_random.cpp).
 void add_random_op_cases(std::map<std::string, CaseFn>& m);
+// Those of repeat_interleave.Tensor and .self_Tensor, without output_size
+// (meta_vs_cpu_cases_surface.cpp).
+void add_surface_op_cases(std::map<std::string, CaseFn>& m);
 // The schema-driven generator of an operator without a hand-written one (Note [Default case
 // generator] in meta_vs_cpu_default.cpp); empty when an argument's type cannot be drawn.
 CaseFn default_generator(const FunctionSchema& schema);
