@@ -108,6 +108,24 @@ std::vector<int64_t> check_bernoulli_tensor(const Tensor& self, const Tensor& p)
   return std::move(expanded.strides);
 }
 
+std::vector<int64_t> check_multinomial(const Tensor& self, int64_t n_sample, bool replacement,
+                                       ScalarType out_dtype) {
+  OPD_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  OPD_CHECK(is_floating_point(self.scalar_type()),
+            "multinomial only supports floating-point dtypes for input, got: {}",
+            to_string(self.scalar_type()));
+  OPD_CHECK(out_dtype == kLong, "multinomial expects Long tensor out, got: {}",
+            to_string(out_dtype));
+  OPD_CHECK(n_sample > 0, "cannot sample n_sample <= 0 samples");
+  const int64_t categories = self.size(-1);
+  OPD_CHECK(replacement || n_sample <= categories,
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  OPD_CHECK(categories <= (int64_t{1} << 24), "number of categories cannot exceed 2^24");
+  OPD_CHECK(self.scalar_type() != kHalf, "multinomial is not implemented for half on CPU");
+  if (self.dim() == 1) return {n_sample};
+  return {self.size(0), n_sample};
+}
+
 void check_exponential(double lambd) {
   OPD_CHECK(lambd >= 0.0, "exponential_ expects lambda >= 0.0, but found lambda={}", lambd);
 }

@@ -41,6 +41,15 @@ void check_geometric(double p);
 // log_normal_: "log_normal_ expects std > 0.0, but found std=-1".
 void check_log_normal(double std);
 
+// multinomial's argument checks, in PyTorch 1.13's order (its values are checked by the CPU
+// kernel): "prob_dist must be 1 or 2 dim", "multinomial only supports floating-point dtypes for
+// input, got: Long", "multinomial expects Long tensor out, got: Float", "cannot sample n_sample <=
+// 0 samples", "cannot sample n_sample > prob_dist.size(-1) samples without replacement",
+// "number of categories cannot exceed 2^24", "multinomial is not implemented for half on CPU".
+// Returns the result's sizes: {n_sample} or {rows, n_sample}.
+std::vector<int64_t> check_multinomial(const Tensor& self, int64_t n_sample, bool replacement,
+                                       ScalarType out_dtype);
+
 // random_'s range [from, to_inclusive] for `dtype` (Note [random_ ranges]): random_.from with
 // `to` (exclusive) or without (the dtype's largest integer), random_.to (from 0), random_()
 // (both defaulted). Checks "random_ expects 'from' to be less than 'to', but got from=3 >= to=2"

@@ -173,4 +173,10 @@ Tensor& normal_float_float_out(double mean, double std, IntArrayRef size,
   return opd::normal_(out, mean, std, generator);
 }
 
+Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement,
+                   const std::optional<Generator>& generator) {
+  Tensor out = opd::empty({0}, kLong, std::nullopt, self.device(), std::nullopt);
+  return opd::multinomial_out(out, self, num_samples, replacement, generator);
+}
+
 }  // namespace opd::native

@@ -1,5 +1,6 @@
 // CPU kernels of the in-place random fills: uniform_, normal_, random_ (and .from, .to),
-// bernoulli_ (.float, .Tensor), exponential_, geometric_, log_normal_, cauchy_. Each draws
+// bernoulli_ (.float, .Tensor), exponential_, geometric_, log_normal_, cauchy_, and
+// multinomial.out (Note [multinomial draws]). Each draws
 // through the generator given, or the process-wide one, with the counters of one reservation
 // (Note [Random numbers per element] in common/philox.h): element i of `self`, in row-major
 // order, gets the Philox block at offset + i, so the values depend only on the generator's seed
@@ -7,6 +8,7 @@
 // and normal_(0, 1) give the values rand and randn give for the same counters. The argument
 // checks are common/random_checks.h's, shared with the Meta kernels.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -21,6 +23,7 @@
 #include "opd/generator.h"
 #include "opd/half.h"
 #include "opd/native/CPU.h"
+#include "opd/ops.h"
 
 namespace opd::native {
 
@@ -263,6 +266,91 @@ Tensor& bernoulli__Tensor(Tensor& self, const Tensor& p, const std::optional<Gen
   });
   self.bump_version();
   return self;
+}
+
+// Note [multinomial draws]
+// As PyTorch 1.13: without replacement (and for one sample with it), each category j of a row
+// gets the key p_j / e_j with e_j ~ Exp(1) and the samples are the categories of the largest
+// keys, in decreasing order (Gumbel-top-k in its exponential form; ties go to the lower index);
+// the counters are one per (row, category). With replacement, sample s of a row is the first
+// category whose running sum exceeds u_s times the row's total; the counters are one per (row,
+// sample). Each path checks the probabilities as PyTorch's does, with its messages.
+Tensor& multinomial_out(const Tensor& self, int64_t num_samples, bool replacement,
+                        const std::optional<Generator>& generator, Tensor& out) {
+  const std::vector<int64_t> sizes =
+      common::check_multinomial(self, num_samples, replacement, out.scalar_type());
+  common::resize_output("multinomial", out, sizes);
+  if (self.numel() == 0) return out;
+  const int64_t rows = self.dim() == 1 ? 1 : self.size(0), k = self.size(-1);
+  // The probabilities in double, row-major.
+  std::vector<double> p(static_cast<size_t>(rows * k));
+  OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, self.scalar_type(), "multinomial", [&] {
+    const auto* data = static_cast<const scalar_t*>(self.data_ptr());
+    common::walk_strided(self.sizes(), self.strides(), 0, rows * k, [&](int64_t l, int64_t off) {
+      if constexpr (std::is_same_v<scalar_t, double>) {
+        p[static_cast<size_t>(l)] = data[off];
+      } else {
+        p[static_cast<size_t>(l)] = static_cast<double>(static_cast<float>(data[off]));
+      }
+    });
+  });
+  const bool by_keys = !replacement || num_samples == 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const double v = p[static_cast<size_t>(r * k + j)];
+      if (by_keys) {
+        OPD_CHECK(v >= 0 && v < std::numeric_limits<double>::infinity(),
+                  "probability tensor contains either `inf`, `nan` or element < 0");
+      } else {
+        OPD_CHECK(v >= 0, "invalid multinomial distribution (encountering probability entry < 0)");
+        OPD_CHECK(std::isfinite(v),
+                  "invalid multinomial distribution (encountering probability entry = infinity "
+                  "or NaN)");
+      }
+      sum += v;
+    }
+    OPD_CHECK(sum > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
+  }
+  const int64_t per_row = by_keys ? k : num_samples;
+  const RandomReservation res = reserve_random(generator, static_cast<uint64_t>(rows * per_row));
+  // out is contiguous after resize_ when it was resized; write through its strides anyway.
+  auto* dst = static_cast<int64_t*>(out.data_ptr());
+  const int64_t row_stride = out.dim() == 2 ? out.stride(0) : 0, col_stride = out.stride(-1);
+  cpu::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    std::vector<double> work(static_cast<size_t>(k));
+    std::vector<int64_t> order(static_cast<size_t>(k));
+    for (int64_t r = begin; r < end; ++r) {
+      const double* row = p.data() + r * k;
+      int64_t* o = dst + r * row_stride;
+      const uint64_t base = res.offset + static_cast<uint64_t>(r * per_row);
+      if (by_keys) {
+        for (int64_t j = 0; j < k; ++j) {
+          const double e = -std::log(open_uniform(philox::philox4x32_10(res.seed, base + j)));
+          work[static_cast<size_t>(j)] = row[j] / e;
+          order[static_cast<size_t>(j)] = j;
+        }
+        std::partial_sort(order.begin(), order.begin() + num_samples, order.end(),
+                          [&](int64_t a, int64_t b) {
+                            const double ka = work[static_cast<size_t>(a)];
+                            const double kb = work[static_cast<size_t>(b)];
+                            return ka > kb || (ka == kb && a < b);
+                          });
+        for (int64_t s = 0; s < num_samples; ++s) o[s * col_stride] = order[static_cast<size_t>(s)];
+      } else {
+        double running = 0;
+        for (int64_t j = 0; j < k; ++j) work[static_cast<size_t>(j)] = running += row[j];
+        const double total = work[static_cast<size_t>(k - 1)];
+        for (int64_t s = 0; s < num_samples; ++s) {
+          const double u = uniform01(philox::philox4x32_10(res.seed, base + s)) * total;
+          const auto it = std::upper_bound(work.begin(), work.end(), u);
+          o[s * col_stride] = std::min<int64_t>(it - work.begin(), k - 1);
+        }
+      }
+    }
+  });
+  out.bump_version();
+  return out;
 }
 
 }  // namespace opd::native

@@ -6,6 +6,7 @@
 #include "common/output.h"
 #include "common/random_checks.h"
 #include "opd/native/Meta.h"
+#include "opd/ops.h"
 
 namespace opd::native {
 
@@ -79,6 +80,14 @@ Tensor& bernoulli__Tensor(Tensor& self, const Tensor& p, const std::optional<Gen
   common::check_bernoulli_tensor(self, p);
   common::check_no_internal_overlap(self);
   return self;
+}
+
+Tensor& multinomial_out(const Tensor& self, int64_t num_samples, bool replacement,
+                        const std::optional<Generator>&, Tensor& out) {
+  const std::vector<int64_t> sizes =
+      common::check_multinomial(self, num_samples, replacement, out.scalar_type());
+  common::resize_output("multinomial", out, sizes);
+  return out;
 }
 
 }  // namespace opd::native

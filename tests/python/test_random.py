@@ -277,6 +277,30 @@ def test_exponential_geometric_log_normal_cauchy():
         assert abs(frac - share) <= 6 * math.sqrt(share * (1 - share) / N)
 
 
+def test_multinomial_frequencies_and_shapes():
+    g = opd.Generator().manual_seed(105)
+    probs = [0.1, 0.2, 0.0, 0.7]
+    draws = [opd.multinomial(opd.tensor(probs), N, True, generator=g),  # with replacement
+             opd.multinomial(opd.tensor([probs] * N), 1, generator=g)[:, 0],  # the key path
+             opd.multinomial(opd.tensor([probs] * N, dtype=opd.float64), 3,
+                             generator=g)[:, 0]]  # first of three without replacement
+    for x in draws:
+        assert x.dtype == opd.int64 and x.numel() == N
+        for i, p in enumerate(probs):
+            share = (x == i).double().mean().item()
+            assert abs(share - p) <= 6 * math.sqrt(max(p * (1 - p), 1e-12) / N), (i, share)
+    x = opd.multinomial(opd.tensor([[0.0, 5.0, 1.0, 0.0]] * 100), 2, generator=g)
+    assert x.shape == (100, 2)
+    assert all(sorted(row) == [1, 2] for row in x.tolist())  # without replacement: distinct
+    out = opd.empty(0, dtype=opd.int64)
+    assert opd.multinomial(opd.ones(2, 5), 3, out=out) is out and out.shape == (2, 3)
+    assert opd.multinomial(opd.ones(2, 5, device="meta"), 3).shape == (2, 3)
+    opd.manual_seed(6)
+    a = opd.multinomial(opd.ones(7), 4)
+    opd.manual_seed(6)
+    assert opd.multinomial(opd.ones(7), 4).tolist() == a.tolist()
+
+
 @pytest.mark.parametrize("name", FLOATING)
 def test_floating_fills_keep_the_dtype(name):
     for fill in [lambda t: t.uniform_(), lambda t: t.normal_(), lambda t: t.exponential_(),
@@ -367,6 +391,18 @@ ERRORS = [
     "lib.normal(lib.zeros(3, dtype=lib.int64), 1.0)",
     "lib.normal(0.0, lib.ones(3, dtype=lib.complex64))",
     "lib.randint(5, 5, (2,), generator=lib.Generator())",
+    "lib.multinomial(lib.tensor([0.1, 0.2]), 5)",
+    "lib.multinomial(lib.tensor([0.1, 0.2]), 0)",
+    "lib.multinomial(lib.zeros(3), 1)",
+    "lib.multinomial(lib.tensor([1., -1, 1]), 1)",
+    "lib.multinomial(lib.tensor([1., float('nan'), 1]), 1)",
+    "lib.multinomial(lib.tensor([1., -1, 1]), 2, True)",
+    "lib.multinomial(lib.tensor([1., float('inf'), 1]), 2, True)",
+    "lib.multinomial(lib.zeros(2, 3), 2, True)",
+    "lib.multinomial(lib.ones(2, 2, 2), 1)",
+    "lib.multinomial(lib.ones(3, dtype=lib.int64), 1)",
+    "lib.multinomial(lib.ones(3, dtype=lib.float16), 1)",
+    "lib.multinomial(lib.ones(2, 3), 2, out=lib.empty(0))",
     # torch 1.13 broadcasts mean with out's own shape here (an empty out raises)
     "lib.normal(lib.zeros(3, 4), 2.0, out=lib.empty(0))",
     "lib.normal(lib.zeros(3, 4), 2.0, out=lib.empty(13))",

@@ -1,6 +1,6 @@
 // Hand-written case generators of the Meta-vs-CPU property test for the random operators whose
 // valid calls depend on values only CPU reads (plugins/cpu/random_kernels.cpp): bernoulli's
-// probabilities in [0, 1] and normal's standard deviations >= 0. The invalid calls are of shape
+// probabilities in [0, 1], normal's standard deviations >= 0, multinomial's positive weights. The invalid calls are of shape
 // and dtype; the other random operators take the default generator (their checks are of
 // arguments, which Meta makes too).
 
@@ -48,6 +48,17 @@ Case normal_tensor_tensor(Gen& g) {
               {}};
 }
 
+// Probabilities of 1 or 2 dims (now and then 0 or 3), positive; any number of samples around
+// the number of categories, with or without replacement.
+Case multinomial_case(Gen& g) {
+  const int rank = g.chance(0.9) ? static_cast<int>(g.integer(1, 2)) : (g.chance(0.5) ? 0 : 3);
+  const Shape s = g.shape(rank, rank);
+  const int64_t categories = s.empty() ? 1 : s.back();
+  return Case{{tensor_within(g, s, mostly_floating(g), 0.1, 1.0),
+               g.value(g.integer(-1, categories + 1)), g.value(g.chance(0.5))},
+              {}};
+}
+
 }  // namespace
 
 void add_random_op_cases(std::map<std::string, CaseFn>& m) {
@@ -58,6 +69,12 @@ void add_random_op_cases(std::map<std::string, CaseFn>& m) {
   m["normal.float_Tensor_out"] = with_out(normal_float_tensor);
   m["normal.Tensor_Tensor"] = normal_tensor_tensor;
   m["normal.Tensor_Tensor_out"] = with_out(normal_tensor_tensor);
+  m["multinomial"] = multinomial_case;
+  m["multinomial.out"] = [](Gen& g) {
+    Case c = multinomial_case(g);
+    c.named["out"] = g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), g.chance(0.8) ? kLong : g.dtype());
+    return c;
+  };
 }
 
 }  // namespace opd::test::meta_vs_cpu

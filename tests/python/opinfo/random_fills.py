@@ -1,6 +1,6 @@
 """Table entries for the random fills and their functional forms (helper "random", session 4):
 uniform_, normal_, random_ (three overloads), bernoulli_ (two), exponential_, geometric_,
-log_normal_, cauchy_, bernoulli, bernoulli.p and normal's tensor overloads. Their values come
+log_normal_, cauchy_, bernoulli, bernoulli.p, normal's tensor overloads and multinomial. Their values come
 from another generator than torch's, so the entries are nondeterministic: the table compares
 dtypes, shapes, Meta against CPU, the out= rules and the errors; tests/python/test_random.py
 tests the values (reproducibility, ranges, moments). The generator overloads of the factories
@@ -110,6 +110,23 @@ def errors_normal_tensors(op, make):
                      r"normal expects std >= 0.0, but found std -1")
 
 
+def sample_multinomial(op, make, dtype, rg):
+    yield SampleInput(make((5,), low=0.1, high=1), args=(3,), name="1-d")
+    yield SampleInput(make((4, 6), low=0.1, high=1, noncontiguous=True), args=(8, True),
+                      name="2-d, replacement")
+    yield SampleInput(make((0, 3), low=0.1, high=1), args=(2,), name="no rows")
+
+
+def errors_multinomial(op, make):
+    yield ErrorInput(SampleInput(make((2,), low=0.1, high=1), args=(5,)), RuntimeError,
+                     r"cannot sample n_sample > prob_dist.size\(-1\) samples without replacement")
+    yield ErrorInput(SampleInput(make((2, 2, 2), low=0.1, high=1), args=(1,)), RuntimeError,
+                     r"prob_dist must be 1 or 2 dim")
+    yield ErrorInput(SampleInput(make((3,), low=-1, high=-0.5), args=(1,)), RuntimeError,
+                     r"probability tensor contains either `inf`, `nan` or element < 0",
+                     on_meta=False)
+
+
 def _fill(name, entry, dtypes, samples, errors=None):
     return OpInfo(entry, op=method_op(name), method=False, dtypes=dtypes,
                   sample_inputs=samples, error_inputs=errors, nondeterministic=True,
@@ -137,6 +154,11 @@ OP_DB = [
            supports_autograd=False),
     OpInfo("bernoulli.p", dtypes=BERNOULLI_SELF, sample_inputs=sample_bernoulli_p,
            nondeterministic=True, supports_out=False, supports_autograd=False),
+    # torch 1.13 has no Meta kernel for multinomial; ours checks the arguments (the Meta check
+    # compares with our CPU).
+    OpInfo("multinomial", dtypes=("float32", "float64", "bfloat16"),
+           sample_inputs=sample_multinomial, error_inputs=errors_multinomial,
+           nondeterministic=True, supports_out=True, supports_autograd=False),
     OpInfo("normal.Tensor_float", method=False, dtypes=FLOATING,
            sample_inputs=sample_normal_tensor_float, error_inputs=errors_normal_tensors,
            nondeterministic=True, supports_out=True, supports_autograd=False,
