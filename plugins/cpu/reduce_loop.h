@@ -275,9 +275,14 @@ concept ElementwiseReduction = R::kElementwise;
 // loaded machine) leaves its share to the others instead of holding up the call. Piece
 // boundaries depend on the sizes only, so no result depends on the number of threads.
 // fn(begin, end) for the pieces [i * grain, min(n, (i + 1) * grain)) of [0, n).
+// One piece runs on the calling thread, without the pool (Note [Small reductions]).
 template <class F>
 void for_each_piece(int64_t n, int64_t grain, const F& fn) {
   const int64_t pieces = (n + grain - 1) / grain;
+  if (pieces <= 1) {
+    if (pieces == 1) fn(0, n);
+    return;
+  }
   std::atomic<int64_t> next{0};
   cpu::parallel_for(0, std::min(pieces, cpu::get_num_threads()), 1, [&](int64_t, int64_t) {
     for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < pieces;)
@@ -295,9 +300,26 @@ void for_each_piece(int64_t n, int64_t grain, const F& fn) {
 //   void write(int64_t out_index, const acc_t&) const;
 // Work is split over outputs; a few outputs with many elements each split their elements
 // instead, and combine the pieces in order (so argmax keeps the first maximum).
+//
+// Note [Small reductions]
+// x.min() or x.sum() of a few elements is all set-up: the plan (four vectors), the pool's
+// parallel_for (a std::function), the row walk. A contiguous tensor reduced over every dim, of at
+// most kGrain elements, is one run of numel elements, stride 1, and one output: exactly what the
+// plan and the walk would give it (the plan merges contiguous dims into one and drops those of
+// size 1), folded here directly, so its result is the same to the bit. Any other reduction of
+// at most kGrain elements is one piece of for_each_piece, which runs it on the calling thread.
 template <class T, class R>
 void run_reduction(const Tensor& self, const DimMask& mask, const R& r) {
   using Acc = typename R::acc_t;
+  if (const int64_t numel = self.numel(); numel > 0 && numel <= kGrain &&
+                                          static_cast<int64_t>(mask.count()) == self.dim() &&
+                                          self.is_contiguous()) {
+    Acc acc = r.init();
+    // (One element is the plan's run of stride 0, as for_each_reduced_row gives it.)
+    r.row(acc, static_cast<const T*>(self.data_ptr()), numel, numel == 1 ? 0 : 1, 0);
+    r.write(0, acc);
+    return;
+  }
   const ReductionPlan plan = common::make_reduction_plan(self.sizes(), self.strides(), mask);
   if (plan.num_outputs == 0) return;
   const T* in = static_cast<const T*>(self.data_ptr());

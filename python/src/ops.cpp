@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 #include <structmember.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <utility>
@@ -59,6 +60,18 @@ py::object argument_object(const FunctionSchema& schema, size_t index, const Pyt
   if (PyObject* v = args.keyword(schema.arguments()[index].name())) {
     return py::reinterpret_borrow<py::object>(v);
   }
+  if (schema.arguments()[index].is_out()) {
+    // One of several out= tensors, given as a tuple (Note [Several out= tensors]).
+    PyObject* out = args.keyword("out");
+    if (out != nullptr && (PyTuple_Check(out) || PyList_Check(out))) {
+      const auto& arguments = schema.arguments();
+      const auto k = std::count_if(arguments.begin(), arguments.begin() + index,
+                                   [](const Argument& a) { return a.is_out(); });
+      if (k < PySequence_Fast_GET_SIZE(out)) {
+        return py::reinterpret_borrow<py::object>(PySequence_Fast_ITEMS(out)[k]);
+      }
+    }
+  }
   return py::none();
 }
 
@@ -66,11 +79,18 @@ bool same_alias_set(const AliasInfo& a, const AliasInfo& b) {
   return !a.before_set.empty() && a.before_set == b.before_set;
 }
 
+// torch.return_types' names: the operator's ("max"), "<name>_out" for an out= overload, whose
+// results are the tensors given (torch.sort(x, out=(v, i)) is a return_types.sort_out).
 py::object named_tuple(const FunctionSchema& schema, py::tuple values) {
   py::module_ rt = py::module_::import("opdispatch.return_types");
   std::vector<std::string> fields;
   for (const Argument& r : schema.returns()) fields.push_back(r.name());
-  py::object type = rt.attr("_get")(schema.name().substr(schema.name().find("::") + 2), fields);
+  std::string name = schema.name().substr(schema.name().find("::") + 2);
+  const auto& arguments = schema.arguments();
+  if (std::any_of(arguments.begin(), arguments.end(), [](const Argument& a) { return a.is_out(); })) {
+    name += "_out";
+  }
+  py::object type = rt.attr("_get")(name, fields);
   return type(*values);
 }
 
@@ -114,6 +134,145 @@ py::object call_result(const FunctionSchema& schema, Stack stack, const PythonAr
   return named ? named_tuple(schema, out) : py::object(out);
 }
 
+// Note [Simple calls]
+// x.add(y), x.sum(), opd.relu(x), x.mul(2): tensors and numbers, passed by position, at least
+// one tensor. bind::bind_to_overloads binds the first overload (Note [Overload order]) that takes
+// the arguments as they are, and only when none does, numbers as tensors (Note [Numbers as
+// tensors] in core/bind/binding.cpp). For such a call, each overload in that order is one of:
+//   binds   the arguments fill its leading parameters, not keyword-only, a tensor a Tensor (or
+//           Tensor?) parameter and a number (an exact int within int64, or float) a Scalar one,
+//           and every other parameter has a default: the binder would make exactly the stack
+//           built here (the tensor itself, the number's IValue, the defaults; no tensor-taking
+//           schema is a factory, so FactoryDefaults play no part);
+//   fails   a number stands where it takes a Tensor (or Tensor?), which the binder's first pass
+//           refuses (x.mul(2) and mul.Tensor), or a parameter without default is not given
+//           (mul.out's out);
+//   unsure  anything else (an int for an int parameter, a list, too many arguments...).
+// The first overload that binds, after only ones that fail, is the binder's choice; an unsure
+// one hands the call to the binder. This skips its general machinery (CallArgs, the
+// given-argument set, the varargs test): a sixth of x.add(y), a third of x.mul(2). The test reads
+// the live schemas on every call: nothing is cached beyond what OpPacket and OpOverload already
+// cache, so an operator defined, overridden or undone between two calls is seen as the binder
+// sees it.
+bool takes_tensor(const Type& type) {
+  if (type.kind() == TypeKind::Optional) return type.contained()[0]->kind() == TypeKind::Tensor;
+  return type.kind() == TypeKind::Tensor;
+}
+
+// A number as Note [Simple calls] takes it; bool, int subclasses and big ints are not.
+bool is_simple_number(PyObject* o) {
+  if (PyFloat_CheckExact(o)) return true;
+  if (!PyLong_CheckExact(o)) return false;
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(o, &overflow);
+  return overflow == 0;
+}
+
+enum class Fit { kBinds, kFails, kUnsure };
+
+// REQUIRES: `args` positional only; `given[i]` the tensor of positional[i], or null for a number.
+Fit simple_fit(const FunctionSchema& schema, const PythonArgs& args, const Tensor* const* given) {
+  const auto& params = schema.arguments();
+  const size_t n = static_cast<size_t>(args.size);
+  if (n > params.size()) return Fit::kUnsure;
+  Fit fit = Fit::kBinds;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Argument& p = params[i];
+    if (i >= n) {
+      // A required argument not given: the binder fails (factories, which it gives a device
+      // and dtype, take no tensor, and so no tensor argument binds them).
+      if (!p.default_value()) fit = Fit::kFails;
+      continue;
+    }
+    if (p.kwarg_only()) return Fit::kUnsure;
+    const Type& type = *p.type();
+    if (given[i] != nullptr) {
+      if (!takes_tensor(type)) return Fit::kUnsure;
+    } else if (takes_tensor(type)) {
+      fit = Fit::kFails;  // unless something later is unsure
+    } else if (type.kind() != TypeKind::Scalar) {
+      return Fit::kUnsure;
+    }
+  }
+  return fit;
+}
+
+std::optional<bind::BoundCall> bind_simple(std::span<const OperatorHandle> candidates,
+                                           const PythonArgs& args) {
+  if (args.kwnames != nullptr || (args.kwargs != nullptr && PyDict_GET_SIZE(args.kwargs) != 0)) {
+    return std::nullopt;
+  }
+  const size_t n = static_cast<size_t>(args.size);
+  constexpr size_t kMaxArgs = 8;
+  if (n == 0 || n > kMaxArgs) return std::nullopt;
+  const Tensor* given[kMaxArgs];
+  bool any_tensor = false;
+  for (size_t i = 0; i < n; ++i) {
+    given[i] = unwrap(args.positional[i]);
+    if (given[i] != nullptr) {
+      any_tensor = true;
+    } else if (!is_simple_number(args.positional[i])) {
+      return std::nullopt;
+    }
+  }
+  if (!any_tensor) return std::nullopt;
+  for (const OperatorHandle& op : candidates) {
+    const FunctionSchema* schema = op.entry().schema_or_null();
+    if (schema == nullptr) continue;  // the binder skips it too
+    const Fit fit = simple_fit(*schema, args, given);
+    if (fit == Fit::kUnsure) return std::nullopt;
+    if (fit == Fit::kFails) continue;
+    const auto& params = schema->arguments();
+    Stack stack;
+    stack.reserve(params.size());
+    for (size_t i = 0; i < n; ++i) {
+      if (given[i] != nullptr) {
+        stack.emplace_back(*given[i]);
+      } else {
+        stack.push_back(to_ivalue(args.positional[i]));
+      }
+    }
+    for (size_t i = n; i < params.size(); ++i) {
+      stack.push_back(bind::default_argument(*params[i].default_value(), *params[i].type()));
+    }
+    return bind::BoundCall{op, schema, std::move(stack)};
+  }
+  return std::nullopt;
+}
+
+// The GIL released for a call's scope: PyEval_SaveThread alone (pybind11's gil_scoped_release
+// also looks up its internals on every use, a tenth of a small call's binding cost).
+class ReleaseGil {
+ public:
+  ReleaseGil() : state_(PyEval_SaveThread()) {}
+  ~ReleaseGil() { PyEval_RestoreThread(state_); }
+  ReleaseGil(const ReleaseGil&) = delete;
+  ReleaseGil& operator=(const ReleaseGil&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+void call_bound(bind::BoundCall& bound, std::optional<DispatchKeySet> keys) {
+  ReleaseGil r;
+  if (keys) {
+    bound.op.redispatch_boxed(*keys, &bound.stack);
+  } else {
+    bound.op.call_boxed(&bound.stack);
+  }
+}
+
+// The call of Note [Simple calls] when `args` make one, else nullopt (nothing called).
+// REQUIRES: the GIL (nothing here releases it, so `candidates` may be a cache's) and a CallScope.
+std::optional<py::object> call_simple(std::span<const OperatorHandle> candidates,
+                                      const PythonArgs& args, std::optional<DispatchKeySet> keys,
+                                      bool self_bound) {
+  std::optional<bind::BoundCall> bound = bind_simple(candidates, args);
+  if (!bound) return std::nullopt;
+  call_bound(*bound, keys);
+  return call_result(*bound->schema, std::move(bound->stack), args, self_bound);
+}
+
 class OpPacket {
  public:
   // `qualified`: "aten::add"; `name`: what errors call it ("add").
@@ -124,6 +283,13 @@ class OpPacket {
   // and a CallScope (Note [Operator handles from Python]). Shared, so that a call keeps its own
   // copy for the price of a reference count.
   std::shared_ptr<const std::vector<OperatorHandle>> overloads() {
+    refresh();
+    return handles_;
+  }
+
+ private:
+  // Brings handles_ up to date. REQUIRES: as overloads().
+  void refresh() {
     uint64_t g = schema_generation();
     if (g != generation_) {
       // Looked up without the GIL (a registration listener may be waiting for it under the
@@ -145,9 +311,9 @@ class OpPacket {
       handles_ = std::make_shared<const std::vector<OperatorHandle>>(std::move(fresh));
       if (settled) generation_ = g;
     }
-    return handles_;
   }
 
+ public:
   std::vector<std::string> overload_names() {
     detail::CallScope scope;
     std::vector<std::string> out;
@@ -163,20 +329,25 @@ class OpPacket {
 
   // `args`: a tuple; `kwargs`: a dict or null.
   py::object call(py::handle args, py::handle kwargs) {
-    detail::CallScope scope;
-    const auto handles = overloads();  // this call's own copy
-    OPD_CHECK(!handles->empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
-    return call_overloads(*handles, name_, PythonArgs::of_tuple(args, kwargs));
+    return call_with(PythonArgs::of_tuple(args, kwargs), /*self_bound=*/false);
   }
   // x.name(...): the first positional argument is x.
-  py::object call_method(const PythonArgs& args) {
-    detail::CallScope scope;
-    const auto handles = overloads();
-    OPD_CHECK(!handles->empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
-    return call_overloads(*handles, name_, args, std::nullopt, /*self_bound=*/true);
-  }
+  py::object call_method(const PythonArgs& args) { return call_with(args, /*self_bound=*/true); }
 
  private:
+  py::object call_with(const PythonArgs& args, bool self_bound) {
+    detail::CallScope scope;
+    refresh();
+    OPD_CHECK(!handles_->empty(), "opdispatch: operator {} is not defined (any more)", qualified_);
+    // A simple call (Note [Simple calls]) copies the handle it calls while the GIL is held, so
+    // handles_ needs no copy of its own for it.
+    if (auto result = call_simple(*handles_, args, std::nullopt, self_bound)) {
+      return std::move(*result);
+    }
+    const auto handles = handles_;  // this call's own copy: the binder runs without the GIL
+    return call_overloads(*handles, name_, args, std::nullopt, self_bound);
+  }
+
   std::string qualified_;
   std::string name_;
   uint64_t generation_ = ~uint64_t{0};
@@ -344,47 +515,60 @@ PyObject* PythonArgs::keyword(const std::string& name) const {
   return nullptr;
 }
 
+
 namespace {
 
-// Note [Tensor-only calls]
-// x.add(y), x.sum(), opd.relu(x): tensors alone, passed by position, to an operator whose first
-// overload (Note [Overload order]) takes them as its leading Tensor (or Tensor?) parameters and
-// has defaults for the rest. bind::bind_to_overloads would choose that overload (it binds, and
-// it is the first) and make exactly this stack: a tensor converts to a Tensor parameter as
-// itself, and every other parameter takes its default (no tensor-taking schema is a factory,
-// so FactoryDefaults play no part). Building the stack here skips the binder's general
-// machinery (CallArgs, the given-argument set, the varargs test), a sixth of such a call. The
-// test reads the live schema on every call: nothing is cached beyond what OpPacket and
-// OpOverload already cache, so an operator defined, overridden or undone between two calls is
-// seen as the binder sees it; anything else takes the binder.
-bool takes_tensor(const Type& type) {
-  if (type.kind() == TypeKind::Optional) return type.contained()[0]->kind() == TypeKind::Tensor;
-  return type.kind() == TypeKind::Tensor;
-}
-
-std::optional<bind::BoundCall> bind_tensors(const OperatorHandle& op, const PythonArgs& args) {
-  if (args.kwnames != nullptr || (args.kwargs != nullptr && PyDict_GET_SIZE(args.kwargs) != 0)) {
-    return std::nullopt;
-  }
-  const FunctionSchema* schema = op.entry().schema_or_null();
-  if (schema == nullptr) return std::nullopt;
-  const auto& params = schema->arguments();
-  const size_t n = static_cast<size_t>(args.size);
-  if (n == 0 || n > params.size()) return std::nullopt;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Argument& p = params[i];
-    if (i < n ? p.kwarg_only() || !takes_tensor(*p.type()) || !unwrap(args.positional[i])
-              : !p.default_value()) {
-      return std::nullopt;
+// Note [Several out= tensors]
+// torch's Python signatures show the out= tensors of an overload that has several (sort.values's
+// values and indices, max.dim_max's max and max_values) as one argument, `tuple of Tensors
+// out`: torch.sort(x, out=(v, i)), which returns a return_types.sort_out of v and i themselves.
+// So when `out` is a tuple or list and some candidates have several out= tensors, those
+// candidates alone are bound, with `out` given as their own out= arguments (call_result finds
+// the tensors' objects again through argument_object). The tuple's length and elements are
+// checked first, with torch's TypeErrors. Tensor methods have no out= (as torch's), and an
+// operator with one out= tensor takes a tensor, not a tuple, as before.
+// Returns whether `call_args` and `selected` were so rewritten.
+bool select_several_outs(std::span<const OperatorHandle> candidates, PyObject* out,
+                         bind::CallArgs& call_args, std::vector<OperatorHandle>& selected) {
+  if (!PyTuple_Check(out) && !PyList_Check(out)) return false;
+  std::vector<std::string> names;  // the first such candidate's out= arguments
+  size_t position = 0;             // where torch's signature has `out`: after the others
+  for (const OperatorHandle& h : candidates) {
+    const FunctionSchema* schema = h.entry().schema_or_null();
+    if (schema == nullptr) continue;
+    std::vector<std::string> outs;
+    size_t others = 0;
+    for (const Argument& a : schema->arguments()) {
+      if (a.is_out()) {
+        outs.push_back(a.name());
+      } else {
+        ++others;
+      }
     }
+    if (outs.size() < 2 || (!names.empty() && outs != names)) continue;
+    if (names.empty()) {
+      names = std::move(outs);
+      position = others;
+    }
+    selected.push_back(h);
   }
-  Stack stack;
-  stack.reserve(params.size());
-  for (size_t i = 0; i < n; ++i) stack.emplace_back(*unwrap(args.positional[i]));
-  for (size_t i = n; i < params.size(); ++i) {
-    stack.push_back(bind::default_argument(*params[i].default_value(), *params[i].type()));
+  if (selected.empty()) return false;
+  const Py_ssize_t given = PySequence_Fast_GET_SIZE(out);
+  OPD_CHECK_T(TypeError, static_cast<size_t>(given) == names.size(),
+              "expected tuple of {} elements but got {}", names.size(), given);
+  std::vector<std::pair<std::string, IValue>> keywords;
+  for (auto& [k, v] : call_args.keywords) {
+    if (k != "out") keywords.emplace_back(std::move(k), std::move(v));
   }
-  return bind::BoundCall{op, schema, std::move(stack)};
+  for (Py_ssize_t i = 0; i < given; ++i) {
+    PyObject* item = PySequence_Fast_ITEMS(out)[i];
+    const Tensor* t = unwrap(item);
+    OPD_CHECK_T(TypeError, t != nullptr, "expected Tensor as element {} in argument {}, but got {}",
+                i, position, type_name(item));
+    keywords.emplace_back(names[static_cast<size_t>(i)], IValue(*t));
+  }
+  call_args.keywords = std::move(keywords);
+  return true;
 }
 
 }  // namespace
@@ -392,16 +576,8 @@ std::optional<bind::BoundCall> bind_tensors(const OperatorHandle& op, const Pyth
 py::object call_overloads(std::span<const OperatorHandle> candidates, std::string_view name,
                           const PythonArgs& args, std::optional<DispatchKeySet> keys,
                           bool self_bound) {
-  if (std::optional<bind::BoundCall> bound = bind_tensors(candidates.front(), args)) {
-    {
-      py::gil_scoped_release r;
-      if (keys) {
-        bound->op.redispatch_boxed(*keys, &bound->stack);
-      } else {
-        bound->op.call_boxed(&bound->stack);
-      }
-    }
-    return call_result(*bound->schema, std::move(bound->stack), args, self_bound);
+  if (auto result = call_simple(candidates, args, keys, self_bound)) {
+    return std::move(*result);
   }
   bind::CallArgs call_args;
   call_args.self_bound = self_bound;
@@ -436,11 +612,17 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
   } else if (args.kwargs != nullptr) {
     for (auto [k, v] : py::reinterpret_borrow<py::dict>(args.kwargs)) keyword(k, v);
   }
+  std::vector<OperatorHandle> several_outs;
+  if (!self_bound) {
+    if (PyObject* out = args.keyword("out")) {
+      if (select_several_outs(candidates, out, call_args, several_outs)) candidates = several_outs;
+    }
+  }
   bind::FactoryDefaults defaults;
   defaults.device = default_device();
   std::optional<bind::BoundCall> bound;
   {
-    py::gil_scoped_release r;
+    ReleaseGil r;
     bound.emplace(bind::bind_to_overloads(candidates, name, call_args, defaults));
     call_args = {};  // drop the argument references before the call, as a C++ caller would
     if (keys) {
