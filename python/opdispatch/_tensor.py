@@ -276,7 +276,8 @@ def _method(packet, name):
 
 
 def _getattr(self, name):
-    if name.startswith("_"):
+    # (linalg_ operators are opdispatch.linalg's functions, never methods: torch's are not.)
+    if name.startswith(("_", "linalg_")):
         raise AttributeError(f"'Tensor' object has no attribute '{name}'")
     # (method, the schema generation it was found in), as opdispatch.ops' caches.
     generation = _C._schema_generation()

@@ -291,7 +291,7 @@ def errors_linalg_cross(op, make):
 
 
 def _linalg_cross(lib, *args, **kwargs):
-    fn = lib.linalg.cross if lib.__name__ == "torch" else lib.linalg_cross
+    fn = lib.linalg.cross
     return fn(*args, **kwargs)
 
 

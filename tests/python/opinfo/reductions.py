@@ -210,7 +210,7 @@ def errors_nansum(op, make):
 
 
 def _vector_norm(lib, *args, **kwargs):
-    fn = lib.linalg.vector_norm if lib.__name__ == "torch" else lib.linalg_vector_norm
+    fn = lib.linalg.vector_norm
     return fn(*args, **kwargs)
 
 
