@@ -565,3 +565,101 @@ def test_tensor_list_results_are_tuples_from_methods_and_lists_from_torch_ops():
     assert type(ops.aten.split.Tensor(x, 2)) is list
     assert type(ops.aten.split(x, 2)) is list
     assert type(ops.aten.unbind.int(x.view(2, 2))) is list
+
+
+# ---- out= with several tensors, as a tuple (Note [Several out= tensors]) ---------------------
+
+def _several_out_calls(lib, x):
+    return {
+        "sort": lambda out: lib.sort(x, out=out),
+        "sort_descending": lambda out: lib.sort(x, 0, True, out=out),
+        "sort_stable": lambda out: lib.sort(x, stable=True, dim=1, out=out),
+        "max": lambda out: lib.max(x, 0, out=out),
+        "min_keepdim": lambda out: lib.min(x, 1, True, out=out),
+        "topk": lambda out: lib.topk(x, 2, out=out),
+        "topk_smallest": lambda out: lib.topk(x, 2, 0, False, out=out),
+        "kthvalue": lambda out: lib.kthvalue(x, 2, out=out),
+    }
+
+
+@pytest.mark.parametrize("case", list(_several_out_calls(torch, None)))
+@pytest.mark.parametrize("as_list", [False, True])
+def test_out_takes_a_tuple_of_the_outputs_and_returns_them_as_torch(case, as_list):
+    # (no ties: their order is each operator's own matter)
+    values = [[3.0, 1.0, 2.0, 7.0], [0.0, 5.0, 4.0, 5.5], [6.0, 6.5, -1.0, 2.0]]
+    x, tx = opd.tensor(values), torch.tensor(values)
+    v, i = opd.empty(0), opd.empty(0, dtype=opd.int64)
+    tv, ti = torch.empty(0), torch.empty(0, dtype=torch.int64)
+    pack = list if as_list else tuple
+    r = _several_out_calls(opd, x)[case](pack([v, i]))
+    tr = _several_out_calls(torch, tx)[case](pack([tv, ti]))
+    assert type(r).__name__ == type(tr).__name__  # sort_out, max_out, ...
+    assert r._fields == ("values", "indices") and tr.values is tv and tr.indices is ti
+    assert r.values is v and r.indices is i and r[0] is v and r[1] is i
+    assert v.tolist() == tv.tolist() and i.tolist() == ti.tolist()
+    assert v.shape == tuple(tv.shape)
+
+
+def test_out_tuple_resizes_a_nonempty_output_with_torchs_warning():
+    x = opd.tensor([[3.0, 1.0], [0.0, 5.0]])
+    v, i = opd.zeros(5), opd.zeros(5, dtype=opd.int64)
+    with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        r = opd.max(x, 1, out=(v, i))
+    assert r.values is v and v.tolist() == [3.0, 5.0] and i.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("call", [
+    "lib.sort(x, out=(v,))",
+    "lib.sort(x, out=(v, i, i))",
+    "lib.sort(x, out=(v, 1))",
+    "lib.max(x, 0, out=(None, i))",
+    "lib.kthvalue(x, 1, out=(v, 'a'))",
+    "lib.topk(x, 1, out=[v])",
+    "lib.sort(x, out=(v_int, i))",
+    "lib.sort(x, out=(v, i_int))",
+    "lib.max(x, 0, out=(v_double, i))",
+    "lib.min(x, 0, out=(v, v))",
+    "lib.topk(x, 1, out=(v, i_int))",
+    "lib.sort(x, out=v)",
+])
+def test_out_tuple_errors_are_torchs(call):
+    def run(lib):
+        f = lib.float32
+        x = lib.tensor([[3.0, 1.0], [0.0, 5.0]], dtype=f)
+        v, i = lib.empty(0, dtype=f), lib.empty(0, dtype=lib.int64)
+        v_int, i_int = lib.empty(0, dtype=lib.int32), lib.empty(0, dtype=lib.int32)
+        v_double = lib.empty(0, dtype=lib.float64)
+        del f
+        return eval(call, {"lib": lib, **locals()})
+    with pytest.raises(Exception) as theirs:
+        run(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        run(opd)
+    # (torch's own "invalid combination of arguments" lists its Python signatures.)
+    if theirs.type is RuntimeError or str(theirs.value).startswith("expected"):
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_a_method_takes_no_out_tuple_as_torchs():
+    x = opd.tensor([[3.0, 1.0], [0.0, 5.0]])
+    v, i = opd.empty(0), opd.empty(0, dtype=opd.int64)
+    with pytest.raises(TypeError):
+        torch.tensor([[3.0, 1.0]]).sort(out=(torch.empty(0), torch.empty(0, dtype=torch.long)))
+    with pytest.raises(TypeError):
+        x.sort(out=(v, i))
+
+
+def test_several_out_overloads_have_torchs_schemas():
+    for name in ["sort.values", "sort.values_stable", "topk.values", "max.dim_max",
+                 "min.dim_min", "kthvalue.values"]:
+        packet, overload = name.split(".")
+        ours = getattr(getattr(ops.aten, packet), overload)._schema
+        theirs = getattr(getattr(torch.ops.aten, packet), overload)._schema
+        assert str(ours) == str(theirs)
+
+
+def test_several_out_overloads_on_meta_give_the_shapes():
+    x = opd.empty(3, 4, device="meta")
+    v, i = opd.empty(0, device="meta"), opd.empty(0, dtype=opd.int64, device="meta")
+    r = opd.topk(x, 2, out=(v, i))
+    assert r.values is v and v.shape == (3, 2) and i.shape == (3, 2) and v.device.type == "meta"
