@@ -31,8 +31,11 @@ TensorIterator activation_backward_meta(std::string_view name, std::string_view 
 TensorIterator hardtanh_backward_meta(const Tensor& out, const Tensor& grad_output,
                                       const Tensor& self);
 
-// log_sigmoid_forward: the iterator writing `buffer` (exp(-|self|)) from self, and the one
-// writing `output` from (self, buffer); either tensor may be undefined (allocated).
+// log_sigmoid_forward: an output or the buffer, contiguous whatever self's layout (as PyTorch's
+// log_sigmoid_forward_cpu makes them), after checking self's dtype; the iterator writing
+// `buffer` (exp(-|self|)) from self, and the one writing `output` from (self, buffer). The
+// iterators keep a pointer to the output: it must outlive them.
+Tensor log_sigmoid_forward_output(const Tensor& self);
 TensorIterator log_sigmoid_buffer_meta(const Tensor& buffer, const Tensor& self);
 TensorIterator log_sigmoid_output_meta(const Tensor& output, const Tensor& self,
                                        const Tensor& buffer);

@@ -4,6 +4,8 @@
 
 #include "common/activation.h"
 
+#include <utility>
+
 #include "common/elementwise.h"
 #include "opd/error.h"
 #include "opd/native/meta_functions.h"
@@ -32,6 +34,11 @@ TensorIterator hardtanh_backward_meta(const Tensor& out, const Tensor& grad_outp
                                       const Tensor& self) {
   return activation_backward_meta("hardtanh_backward", "hardshrink_backward_cpu", out,
                                   grad_output, self, TypeSet::Floating);
+}
+
+Tensor log_sigmoid_forward_output(const Tensor& self) {
+  check_dtype_in("log_sigmoid_cpu", self.scalar_type(), kActivationTypes);
+  return opd::empty_like(self, {}, MemoryFormat::Contiguous);
 }
 
 TensorIterator log_sigmoid_buffer_meta(const Tensor& buffer, const Tensor& self) {
@@ -171,7 +178,15 @@ TensorIterator meta::threshold(const Tensor& out, const Tensor& self, const Scal
 
 TensorIterator meta::glu(const Tensor& out, const Tensor& self, int64_t dim) {
   common::GluHalves h = common::glu_halves(self, dim);
-  TensorIterator iter = TensorIterator::binary_op("glu", out, h.first, h.second);
+  // The halves are views made here: the iterator keeps them alive.
+  TensorIterator iter = common::TensorIteratorConfig("glu")
+                            .add_output(out)
+                            .add_owned_input(std::move(h.first))
+                            .add_owned_input(std::move(h.second))
+                            .promote_inputs_to_common_dtype(true)
+                            .cast_common_dtype_to_outputs(true)
+                            .enforce_safe_casting_to_output(true)
+                            .build();
   common::check_dtype_in("glu_cpu", iter.common_dtype(), common::kActivationTypes);
   return iter;
 }

@@ -205,15 +205,16 @@ void glu_out(const TensorIterator& iter, const Tensor&, int64_t) {
 
 // log sigmoid(x) = min(x, 0) - log1p(exp(-|x|)); `buffer` keeps exp(-|x|) for the backward.
 std::tuple<Tensor, Tensor> log_sigmoid_forward(const Tensor& self) {
-  TensorIterator buffer_iter = common::log_sigmoid_buffer_meta(Tensor(), self);
-  unary_activation(buffer_iter, "log_sigmoid_cpu", [](auto x) { return std::exp(-std::abs(x)); });
-  Tensor buffer = std::move(buffer_iter).output();
-  TensorIterator iter = common::log_sigmoid_output_meta(Tensor(), self, buffer);
-  binary_activation(iter, "log_sigmoid_cpu", [](auto x, auto z) {
-    using T = decltype(x);
-    return std::min(x, T(0)) - std::log1p(z);
-  });
-  return {std::move(iter).output(), std::move(buffer)};
+  Tensor buffer = common::log_sigmoid_forward_output(self);
+  Tensor output = common::log_sigmoid_forward_output(self);
+  unary_activation(common::log_sigmoid_buffer_meta(buffer, self), "log_sigmoid_cpu",
+                   [](auto x) { return std::exp(-std::abs(x)); });
+  binary_activation(common::log_sigmoid_output_meta(output, self, buffer), "log_sigmoid_cpu",
+                    [](auto x, auto z) {
+                      using T = decltype(x);
+                      return std::min(x, T(0)) - std::log1p(z);
+                    });
+  return {std::move(output), std::move(buffer)};
 }
 // d/dx log sigmoid(x) = 1 - sigmoid(x), from z = exp(-|x|): z / (1 + z) for x >= 0, and
 // 1 - z / (1 + z) for x < 0.

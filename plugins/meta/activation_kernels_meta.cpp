@@ -27,8 +27,10 @@ Tensor hardtanh_backward(const Tensor& grad_output, const Tensor& self, const Sc
 }
 
 std::tuple<Tensor, Tensor> log_sigmoid_forward(const Tensor& self) {
-  Tensor buffer = common::log_sigmoid_buffer_meta(Tensor(), self).output();
-  Tensor output = common::log_sigmoid_output_meta(Tensor(), self, buffer).output();
+  Tensor buffer = common::log_sigmoid_forward_output(self);
+  Tensor output = common::log_sigmoid_forward_output(self);
+  common::log_sigmoid_buffer_meta(buffer, self);
+  common::log_sigmoid_output_meta(output, self, buffer);
   return {std::move(output), std::move(buffer)};
 }
 
