@@ -73,6 +73,12 @@ void check_random_numeric(std::string_view kernel, ScalarType dtype, bool bool_t
                           : TypeSet::All.with(kHalf, kBFloat16));
 }
 
+ScalarType random_value_type(ScalarType dtype) {
+  if (dtype == kComplexFloat) return kFloat;
+  if (dtype == kComplexDouble) return kDouble;
+  return dtype;
+}
+
 void check_uniform(ScalarType dtype, double from, double to) {
   check_random_floating("check_uniform_bounds", dtype);
   const Limits l = limits_of(dtype);

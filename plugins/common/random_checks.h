@@ -21,6 +21,10 @@ void check_random_floating(std::string_view kernel, ScalarType dtype);
 // Every numeric type and Bool, Half and BFloat16 (random_'s and geometric_'s, less Bool there).
 void check_random_numeric(std::string_view kernel, ScalarType dtype, bool bool_too);
 
+// The dtype uniform_ and normal_ draw in: a complex tensor's real type (PyTorch fills
+// view_as_real(self) for them), else the dtype itself.
+ScalarType random_value_type(ScalarType dtype);
+
 // uniform_(from, to): "uniform_ expects to return a [from, to) range, but found from=2 > to=1",
 // each bound within the dtype, to - from within its max.
 void check_uniform(ScalarType dtype, double from, double to);

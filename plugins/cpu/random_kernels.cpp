@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "common/broadcast.h"
 #include "common/index_shape.h"
@@ -110,9 +111,28 @@ Tensor& fill_floating(Tensor& self, const char* kernel,
   return self;
 }
 
+// A complex tensor's real and imaginary parts as a real tensor with a last dimension of 2 (the
+// memory of view_as_real(self)): PyTorch fills complex tensors through it, so element (i, c)
+// gets counter 2i + c.
+Tensor as_real(const Tensor& self) {
+  std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+  for (int64_t& s : strides) s *= 2;
+  sizes.push_back(2);
+  strides.push_back(1);
+  return make_tensor(self.storage(), sizes, strides, self.storage_offset() * 2,
+                     common::random_value_type(self.scalar_type()), self.device());
+}
+
 }  // namespace
 
 Tensor& uniform_(Tensor& self, double from, double to, const std::optional<Generator>& generator) {
+  if (is_complex(self.scalar_type())) {
+    common::check_no_internal_overlap(self);
+    Tensor parts = as_real(self);
+    native::uniform_(parts, from, to, generator);
+    self.bump_version();
+    return self;
+  }
   common::check_uniform(self.scalar_type(), from, to);
   OPD_DISPATCH_RANDOM_FLOATING(self.scalar_type(), "check_uniform_bounds", [&] {
     using T = scalar_t;
@@ -142,6 +162,14 @@ Tensor& uniform_(Tensor& self, double from, double to, const std::optional<Gener
 
 Tensor& normal_(Tensor& self, double mean, double std, const std::optional<Generator>& generator) {
   common::check_normal_std(std);
+  if (is_complex(self.scalar_type())) {
+    // Each part N(mean, std^2 / 2), as PyTorch's.
+    common::check_no_internal_overlap(self);
+    Tensor parts = as_real(self);
+    native::normal_(parts, mean, std / std::sqrt(2.0), generator);
+    self.bump_version();
+    return self;
+  }
   // mean + std * randn's value: normal_(0, 1) is randn.
   return fill_floating(self, "normal_kernel_cpu", generator, [&](const philox::Block& b) {
     return mean + std * philox::normal_double(b);

@@ -11,14 +11,15 @@
 namespace opd::native {
 
 Tensor& uniform_(Tensor& self, double from, double to, const std::optional<Generator>&) {
-  common::check_uniform(self.scalar_type(), from, to);
+  common::check_uniform(common::random_value_type(self.scalar_type()), from, to);
   common::check_no_internal_overlap(self);
   return self;
 }
 
 Tensor& normal_(Tensor& self, double, double std, const std::optional<Generator>&) {
   common::check_normal_std(std);
-  common::check_random_floating("normal_kernel_cpu", self.scalar_type());
+  common::check_random_floating("normal_kernel_cpu",
+                                common::random_value_type(self.scalar_type()));
   common::check_no_internal_overlap(self);
   return self;
 }

@@ -195,6 +195,30 @@ def test_uniform_range_and_moments():
     assert_moments(x, 1.5, w * w / 12, w ** 4 / 80)
 
 
+def test_complex_uniform_and_normal_fill_both_parts():
+    g = opd.Generator().manual_seed(106)
+    def parts(x):
+        xs = x.tolist()
+        return (opd.tensor([c.real for c in xs], dtype=opd.float64),
+                opd.tensor([c.imag for c in xs], dtype=opd.float64))
+
+    x = opd.empty(N, dtype=opd.complex128).uniform_(1, 2, generator=g)
+    for part in parts(x):
+        assert 1 <= part.min().item() and part.max().item() < 2
+        assert_moments(part, 1.5, 1 / 12, 1 / 80)
+    x = opd.empty(N, dtype=opd.complex64).normal_(1, 2, generator=g)
+    for part in parts(x):  # each part N(mean, std^2 / 2), as torch's
+        assert_moments(part, 1, 2, 3 * 4)
+    y = opd.normal(opd.zeros(3, dtype=opd.complex64), 1.0, generator=g)
+    assert y.dtype == opd.complex64 and y.shape == (3,)
+    # the parts of element i are counters 2i and 2i + 1: as the real pairs of a float tensor
+    g.manual_seed(1)
+    z = opd.empty(4, dtype=opd.complex128).uniform_(generator=g)
+    g.manual_seed(1)
+    pairs = opd.empty(4, 2, dtype=opd.float64).uniform_(generator=g)
+    assert [[c.real, c.imag] for c in z.tolist()] == pairs.tolist()
+
+
 def test_normal_moments():
     g = opd.Generator().manual_seed(101)
     for name in ["float64", "float32"]:
@@ -349,6 +373,9 @@ ERRORS = [
     "lib.zeros(3).uniform_(-3e38, 3e38)",
     "lib.zeros(3, dtype=lib.float16).uniform_(0, 1e6)",
     "lib.zeros(3).uniform_(0, float('inf'))",
+    "lib.zeros(3, dtype=lib.complex64).uniform_(2, 1)",
+    "lib.zeros(3, dtype=lib.complex64).uniform_(0, 1e39)",
+    "lib.zeros(3, dtype=lib.complex64).normal_(0, -1)",
     "lib.zeros(3, dtype=lib.int64).uniform_()",
     "lib.zeros(3, dtype=lib.bool).normal_()",
     "lib.zeros(3).normal_(0, -1)",

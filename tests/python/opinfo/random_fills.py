@@ -134,8 +134,10 @@ def _fill(name, entry, dtypes, samples, errors=None):
 
 
 OP_DB = [
-    _fill("uniform_", "uniform_", FLOATING, _fill_samples((), (-2.0, 3.0)), errors_uniform),
-    _fill("normal_", "normal_", FLOATING, _fill_samples((), (1.0, 0.5)), errors_normal),
+    _fill("uniform_", "uniform_", FLOATING + D.complex, _fill_samples((), (-2.0, 3.0)),
+          errors_uniform),
+    _fill("normal_", "normal_", FLOATING + D.complex, _fill_samples((), (1.0, 0.5)),
+          errors_normal),
     _fill("random_", "random_", D.all_and_bool, _fill_samples(())),
     _fill("random_", "random_.to", D.all, _fill_samples((50,))),
     _fill("random_", "random_.from", D.all, _fill_samples((0, 10), (2, None))),
@@ -159,7 +161,7 @@ OP_DB = [
     OpInfo("multinomial", dtypes=("float32", "float64", "bfloat16"),
            sample_inputs=sample_multinomial, error_inputs=errors_multinomial,
            nondeterministic=True, supports_out=True, supports_autograd=False),
-    OpInfo("normal.Tensor_float", method=False, dtypes=FLOATING,
+    OpInfo("normal.Tensor_float", method=False, dtypes=FLOATING + D.complex,
            sample_inputs=sample_normal_tensor_float, error_inputs=errors_normal_tensors,
            nondeterministic=True, supports_out=True, supports_autograd=False,
            skips={"out": "torch 1.13's normal.Tensor_float_out broadcasts mean with out's own "
