@@ -6,6 +6,7 @@
 #include "common/type_dispatch.h"
 #include "common/type_promotion.h"
 #include "opd/native/meta_functions.h"
+#include "opd/ops.h"
 
 namespace opd::common {
 namespace {
@@ -167,6 +168,16 @@ TensorIterator relu_meta(const Tensor& out, const Tensor& self) {
   TensorIterator iter = TensorIterator::unary_op("relu", out, self);
   check_kernel_dtype("relu", iter.device(), iter.common_dtype(), TypeSet::All);
   return iter;
+}
+
+Tensor relu(const Tensor& self) {
+  OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  return opd::clamp_min(self, 0);
+}
+
+Tensor& relu_(Tensor& self) {
+  OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  return opd::clamp_min_(self, 0);
 }
 
 GeluApproximation gelu_approximation(std::string_view approximate) {

@@ -98,6 +98,11 @@ TensorIterator abs_meta(const Tensor& out, const Tensor& self);
 TensorIterator unary_float_meta(std::string_view name, const Tensor& out, const Tensor& self);
 // relu / relu_: "Boolean inputs not supported for relu"
 TensorIterator relu_meta(const Tensor& out, const Tensor& self);
+// relu and relu_ as PyTorch's CPU kernel computes them: clamp_min with 0, dispatched, so the CPU
+// and Meta kernels (torch's `CPU, CUDA` registrations, which the seed article lists) are this one
+// function and agree by construction.
+Tensor relu(const Tensor& self);
+Tensor& relu_(Tensor& self);
 
 enum class GeluApproximation { None, Tanh };
 // "none" or "tanh"; otherwise Error "approximate argument must be either none or tanh."

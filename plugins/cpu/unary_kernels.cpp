@@ -1,8 +1,8 @@
 // The impls of the structured unary groups that existed before the others (Note [Structured
 // kernels] in tools/gen/structured.h: opd-gen writes the functional, in-place and out= kernels
 // around them): exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid (floating; integral inputs compute
-// in Float), neg, abs; and gelu, a kernel of its own. (relu is clamp_min with 0 for every
-// backend: plugins/composite/relu_composite.cpp.)
+// in Float), neg, abs; gelu, a kernel of its own; and relu, clamp_min with 0 (common::relu, which
+// the Meta kernel calls too).
 
 #include <cmath>
 #include <type_traits>
@@ -74,6 +74,9 @@ void abs_out(const TensorIterator& iter, const Tensor&) {
     });
   });
 }
+
+Tensor relu(const Tensor& self) { return common::relu(self); }
+Tensor& relu_(Tensor& self) { return common::relu_(self); }
 
 // gelu(x) = x * Phi(x), Phi the standard normal CDF; the tanh form approximates Phi(x) by
 // (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2.

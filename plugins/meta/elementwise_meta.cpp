@@ -55,6 +55,9 @@ Tensor tanh(const Tensor& self) {
 Tensor sigmoid(const Tensor& self) {
   return common::unary_float_meta("sigmoid", Tensor(), self).output();
 }
+Tensor relu(const Tensor& self) { return common::relu(self); }
+Tensor& relu_(Tensor& self) { return common::relu_(self); }
+
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   return common::gelu_meta(Tensor(), self, approximate).output();
 }
