@@ -68,9 +68,9 @@ void check_random_floating(std::string_view kernel, ScalarType dtype) {
 }
 
 void check_random_numeric(std::string_view kernel, ScalarType dtype, bool bool_too) {
-  check_dtype_in(kernel, dtype,
-                 bool_too ? TypeSet::AllAndBool.with(kHalf, kBFloat16)
-                          : TypeSet::All.with(kHalf, kBFloat16));
+  check_dtype_in(
+      kernel, dtype,
+      bool_too ? TypeSet::AllAndBool.with(kHalf, kBFloat16) : TypeSet::All.with(kHalf, kBFloat16));
 }
 
 ScalarType random_value_type(ScalarType dtype) {
@@ -106,11 +106,10 @@ void check_bernoulli_self(std::string_view kernel, ScalarType dtype) {
 }
 
 std::vector<int64_t> check_bernoulli_tensor(const Tensor& self, const Tensor& p) {
-  StridedGeometry expanded = expand_geometry(geometry_of(p), self.sizes(), p.scalar_type(),
-                                             p.device());
+  StridedGeometry expanded =
+      expand_geometry(geometry_of(p), self.sizes(), p.scalar_type(), p.device());
   check_bernoulli_self("bernoulli_tensor_cpu_self_", self.scalar_type());
-  check_dtype_in("bernoulli_tensor_cpu_p_", p.scalar_type(),
-                 TypeSet::Floating.with(kBFloat16));
+  check_dtype_in("bernoulli_tensor_cpu_p_", p.scalar_type(), TypeSet::Floating.with(kBFloat16));
   return std::move(expanded.strides);
 }
 
@@ -149,8 +148,7 @@ void check_log_normal(double std) {
 // is exact) and [0, max] for an integral one ([0, 1] for bool); random_.from without `to` draws
 // from [from, 2^digits] or [from, max]; with `to`, from [from, to). Both ends must lie within the
 // dtype's range (for floating dtypes its finite range).
-RandomRange random_range(ScalarType dtype, std::optional<int64_t> from,
-                         std::optional<int64_t> to) {
+RandomRange random_range(ScalarType dtype, std::optional<int64_t> from, std::optional<int64_t> to) {
   if (!from && !to) {
     check_random_numeric("random_kernel_cpu", dtype, /*bool_too=*/true);
   } else {
@@ -160,8 +158,8 @@ RandomRange random_range(ScalarType dtype, std::optional<int64_t> from,
   const int64_t lo = from.value_or(0);
   int64_t hi;  // inclusive
   if (to) {
-    OPD_CHECK(lo < *to, "random_ expects 'from' to be less than 'to', but got from={} >= to={}",
-              lo, *to);
+    OPD_CHECK(lo < *to, "random_ expects 'from' to be less than 'to', but got from={} >= to={}", lo,
+              *to);
     hi = *to - 1;
   } else if (is_floating_point(dtype)) {
     hi = int64_t{1} << limits_of(dtype).digits;

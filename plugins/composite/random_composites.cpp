@@ -7,9 +7,9 @@
 // (uniform_(0, 1) and normal_(0, 1) draw as they do); randint and randperm's generator forms
 // scale and sort rand's values as the plain forms do (Note [Random factories]).
 
+#include "common/broadcast.h"
 #include "common/factory_shape.h"
 #include "common/output.h"
-#include "common/broadcast.h"
 #include "common/random_checks.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
@@ -21,9 +21,8 @@ namespace {
 
 // A new tensor of `size`, written by `fill` through a write handle (Note [Factory versions]).
 template <class Fill>
-Tensor fresh_filled(IntArrayRef size, std::optional<ScalarType> dtype,
-                    std::optional<Layout> layout, std::optional<Device> device,
-                    std::optional<bool> pin_memory, Fill fill) {
+Tensor fresh_filled(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Layout> layout,
+                    std::optional<Device> device, std::optional<bool> pin_memory, Fill fill) {
   Tensor result = opd::empty(size, dtype, layout, device, pin_memory);
   Tensor handle = factory::write_handle(result);
   fill(handle);

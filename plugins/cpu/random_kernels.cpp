@@ -41,11 +41,11 @@ constexpr double kPi = 3.14159265358979323846;
                                   OPD_PRIVATE_CASE_TYPE(BFloat16, BFloat16, __VA_ARGS__) \
                                       OPD_PRIVATE_CASES_FLOATING(__VA_ARGS__))
 // Every numeric type, Bool, Half, BFloat16.
-#define OPD_DISPATCH_RANDOM_NUMERIC(TYPE, NAME, ...)                                        \
-  OPD_PRIVATE_DISPATCH_SWITCH(TYPE, NAME,                                                   \
-                              OPD_PRIVATE_CASE_TYPE(Float16, Half, __VA_ARGS__)             \
-                                  OPD_PRIVATE_CASE_TYPE(BFloat16, BFloat16, __VA_ARGS__)    \
-                                      OPD_PRIVATE_CASE_TYPE(Bool, bool, __VA_ARGS__)        \
+#define OPD_DISPATCH_RANDOM_NUMERIC(TYPE, NAME, ...)                                     \
+  OPD_PRIVATE_DISPATCH_SWITCH(TYPE, NAME,                                                \
+                              OPD_PRIVATE_CASE_TYPE(Float16, Half, __VA_ARGS__)          \
+                                  OPD_PRIVATE_CASE_TYPE(BFloat16, BFloat16, __VA_ARGS__) \
+                                      OPD_PRIVATE_CASE_TYPE(Bool, bool, __VA_ARGS__)     \
                                           OPD_PRIVATE_CASES_ALL(__VA_ARGS__))
 
 // A value computed in double as element type T: through float for the 16-bit floats (as rand
@@ -87,7 +87,8 @@ void fill_elements(Tensor& self, const std::optional<Generator>& generator, Draw
   T* data = static_cast<T*>(self.data_ptr());
   if (self.is_contiguous()) {
     cpu::parallel_for(0, n, kRandomGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) data[i] = draw(philox::philox4x32_10(r.seed, r.offset + i));
+      for (int64_t i = begin; i < end; ++i)
+        data[i] = draw(philox::philox4x32_10(r.seed, r.offset + i));
     });
   } else {
     cpu::parallel_for(0, n, kRandomGrain, [&](int64_t begin, int64_t end) {
@@ -100,12 +101,11 @@ void fill_elements(Tensor& self, const std::optional<Generator>& generator, Draw
 
 // A floating fill: value(block) in double, rounded to the element type.
 template <class Value>
-Tensor& fill_floating(Tensor& self, const char* kernel,
-                      const std::optional<Generator>& generator, Value value) {
+Tensor& fill_floating(Tensor& self, const char* kernel, const std::optional<Generator>& generator,
+                      Value value) {
   OPD_DISPATCH_RANDOM_FLOATING(self.scalar_type(), kernel, [&] {
-    fill_elements<scalar_t>(self, generator, [&](const philox::Block& b) {
-      return from_double<scalar_t>(value(b));
-    });
+    fill_elements<scalar_t>(
+        self, generator, [&](const philox::Block& b) { return from_double<scalar_t>(value(b)); });
   });
   self.bump_version();
   return self;
@@ -260,7 +260,8 @@ Tensor& bernoulli__float(Tensor& self, double p, const std::optional<Generator>&
   return self;
 }
 
-Tensor& bernoulli__Tensor(Tensor& self, const Tensor& p, const std::optional<Generator>& generator) {
+Tensor& bernoulli__Tensor(Tensor& self, const Tensor& p,
+                          const std::optional<Generator>& generator) {
   const std::vector<int64_t> p_strides = common::check_bernoulli_tensor(self, p);
   // The probabilities, in double, element by element of self (p broadcast to self's shape).
   const int64_t n = self.numel();

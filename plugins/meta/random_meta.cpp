@@ -18,8 +18,7 @@ Tensor& uniform_(Tensor& self, double from, double to, const std::optional<Gener
 
 Tensor& normal_(Tensor& self, double, double std, const std::optional<Generator>&) {
   common::check_normal_std(std);
-  common::check_random_floating("normal_kernel_cpu",
-                                common::random_value_type(self.scalar_type()));
+  common::check_random_floating("normal_kernel_cpu", common::random_value_type(self.scalar_type()));
   common::check_no_internal_overlap(self);
   return self;
 }

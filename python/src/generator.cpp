@@ -2,13 +2,14 @@
 // objects] in opd/generator.h): a handle to a random state of its own, passed to any operator
 // argument of type `Generator?`.
 
+#include "opd/generator.h"
+
 #include <pybind11/pybind11.h>
 
 #include <cstring>
 
 #include "bindings.h"
 #include "opd/error.h"
-#include "opd/generator.h"
 #include "opd/ops.h"
 
 namespace py = pybind11;

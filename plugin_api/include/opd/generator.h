@@ -70,7 +70,6 @@ class OPD_API Generator {
 // The process-wide generator: a handle to the state manual_seed and reserve_random(count) use.
 OPD_API Generator default_generator();
 // Reserves `count` numbers from `generator`, or from the process-wide state when it is empty.
-OPD_API RandomReservation reserve_random(const std::optional<Generator>& generator,
-                                         uint64_t count);
+OPD_API RandomReservation reserve_random(const std::optional<Generator>& generator, uint64_t count);
 
 }  // namespace opd

@@ -1,8 +1,8 @@
 // Hand-written case generators of the Meta-vs-CPU property test for the random operators whose
 // valid calls depend on values only CPU reads (plugins/cpu/random_kernels.cpp): bernoulli's
-// probabilities in [0, 1], normal's standard deviations >= 0, multinomial's positive weights. The invalid calls are of shape
-// and dtype; the other random operators take the default generator (their checks are of
-// arguments, which Meta makes too).
+// probabilities in [0, 1], normal's standard deviations >= 0, multinomial's positive weights. The
+// invalid calls are of shape and dtype; the other random operators take the default generator
+// (their checks are of arguments, which Meta makes too).
 
 #include "meta_vs_cpu_gen.h"
 
@@ -27,25 +27,25 @@ CaseFn with_out(CaseFn functional) {
   };
 }
 
-Case probabilities(Gen& g) { return Case{{tensor_within(g, g.shape(), mostly_floating(g), 0, 1)}, {}}; }
+Case probabilities(Gen& g) {
+  return Case{{tensor_within(g, g.shape(), mostly_floating(g), 0, 1)}, {}};
+}
 
 Case bernoulli_tensor(Gen& g) {
   const Shape s = g.shape();
-  return Case{{g.tensor(s, g.dtype()),
-               tensor_within(g, g.chance(0.9) ? g.broadcastable_to(s) : g.shape(),
-                             mostly_floating(g), 0, 1)},
-              {}};
+  return Case{
+      {g.tensor(s, g.dtype()), tensor_within(g, g.chance(0.9) ? g.broadcastable_to(s) : g.shape(),
+                                             mostly_floating(g), 0, 1)},
+      {}};
 }
 
 Case normal_float_tensor(Gen& g) {
-  return Case{{g.value(g.real(-2, 2)), tensor_within(g, g.shape(), mostly_floating(g), 0, 3)},
-              {}};
+  return Case{{g.value(g.real(-2, 2)), tensor_within(g, g.shape(), mostly_floating(g), 0, 3)}, {}};
 }
 
 Case normal_tensor_tensor(Gen& g) {
   const auto [a, b] = g.broadcast_pair();
-  return Case{{g.tensor(a, mostly_floating(g)), tensor_within(g, b, mostly_floating(g), 0, 3)},
-              {}};
+  return Case{{g.tensor(a, mostly_floating(g)), tensor_within(g, b, mostly_floating(g), 0, 3)}, {}};
 }
 
 // Probabilities of 1 or 2 dims (now and then 0 or 3), positive; any number of samples around
@@ -72,7 +72,8 @@ void add_random_op_cases(std::map<std::string, CaseFn>& m) {
   m["multinomial"] = multinomial_case;
   m["multinomial.out"] = [](Gen& g) {
     Case c = multinomial_case(g);
-    c.named["out"] = g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), g.chance(0.8) ? kLong : g.dtype());
+    c.named["out"] =
+        g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), g.chance(0.8) ? kLong : g.dtype());
     return c;
   };
 }
