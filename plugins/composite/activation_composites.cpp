@@ -110,8 +110,15 @@ Tensor prelu(const Tensor& self, const Tensor& weight) {
   return opd::where(opd::gt(self, 0), self, w * self);
 }
 
+// BFloat16 computes in float and rounds each result once, as PyTorch's kernel (the weight's
+// gradient sums products).
 std::tuple<Tensor, Tensor> prelu_backward(const Tensor& grad_output, const Tensor& self,
                                           const Tensor& weight) {
+  if (self.scalar_type() == kBFloat16 && weight.scalar_type() == kBFloat16) {
+    auto [grad_self, grad_weight] =
+        native::prelu_backward(grad_output.to(kFloat), self.to(kFloat), weight.to(kFloat));
+    return {grad_self.to(kBFloat16), grad_weight.to(kBFloat16)};
+  }
   Tensor w = prelu_weight(self, weight);
   Tensor positive = opd::gt(self, 0);
   Tensor grad_self = opd::where(positive, grad_output, w * grad_output);

@@ -8,7 +8,7 @@ method: entries call ``lib.ops.aten.<name>`` (the packet picks .out for out=), a
 forms are entries of their own over a clone of self (the table's in-place check calls a method,
 which torch lacks)."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D, ref_in_float32
 
 ACT = ("float32", "float64", "bfloat16")  # torch 1.13's CPU activation kernels: no Half
 FLOAT = ("float32", "float64")
@@ -29,6 +29,51 @@ def _inplace(name):
         return getattr(lib.ops.aten, name)(self.clone(), *args, **kwargs)
     op.__name__ = name
     return op
+
+
+def _differentiable_ref(name, formula, widen=True):
+    """The torch reference of a _backward operator that torch 1.13 cannot differentiate
+    (silu_backward, mish_backward, hardsigmoid_backward: "derivative for aten::X is not
+    implemented"; prelu_backward's double backward leaves grad_output's gradient undefined):
+    torch's kernel for the values (bfloat16 computed in float32 and rounded, as opdispatch's
+    kernels compute it; torch's takes bfloat16 steps), and, where a tensor requires grad, the
+    same derivative composed of torch operators, which torch differentiates."""
+    kernel, widened = _aten(name), ref_in_float32(_aten(name))
+
+    def ref(lib, *args, **kwargs):
+        if any(getattr(a, "requires_grad", False) for a in args):
+            return formula(lib, *args, **kwargs)
+        if widen and any(getattr(a, "dtype", None) == lib.bfloat16 for a in args):
+            return widened(lib, *args, **kwargs)
+        return kernel(lib, *args, **kwargs)
+    ref.__name__ = name
+    return ref
+
+
+def _silu_backward_formula(lib, grad_output, self):
+    s = lib.sigmoid(self)
+    return grad_output * s * (1 + self * (1 - s))
+
+
+def _mish_backward_formula(lib, grad_output, self):
+    t = lib.tanh(lib.nn.functional.softplus(self))
+    return grad_output * (t + self * lib.sigmoid(self) * (1 - t * t))
+
+
+def _hardsigmoid_backward_formula(lib, grad_output, self):
+    inside = (self > -3) & (self < 3)
+    return lib.where(inside, grad_output / 6, lib.zeros_like(grad_output))
+
+
+def _prelu_backward_formula(lib, grad_output, self, weight):
+    w = weight.reshape([1, -1] + [1] * (self.dim() - 2)) if weight.numel() > 1 else weight.sum()
+    positive = self > 0
+    grad_self = lib.where(positive, grad_output, w * grad_output)
+    per_element = lib.where(positive, lib.zeros_like(self), self * grad_output)
+    if weight.numel() > 1:
+        dims = [d for d in range(self.dim()) if d != 1]
+        return grad_self, per_element.sum(dims).reshape(weight.shape)
+    return grad_self, per_element.sum().reshape(weight.shape)
 
 
 def _not_impl(kernel, dtype):
@@ -305,14 +350,17 @@ def _backward(name, samples, errors=None, dtypes=ACT, out_name="grad_input", **k
 OP_DB = [
     *_unary("silu", sample_unary, _dtype_errors("silu_cpu", "int64", "float16")),
     _backward("silu_backward", sample_backward,
-              _dtype_errors("silu_backward_cpu", "float16", backward=True)),
+              _dtype_errors("silu_backward_cpu", "float16", backward=True),
+              ref=_differentiable_ref("silu_backward", _silu_backward_formula)),
     *_unary("mish", sample_unary, _dtype_errors("mish_cpu", "bfloat16", "int64"), dtypes=FLOAT),
     _backward("mish_backward", sample_backward,
               _dtype_errors("mish_backward_cpu", "bfloat16", backward=True), dtypes=FLOAT,
-              out_name=None),
+              out_name=None, ref=_differentiable_ref("mish_backward", _mish_backward_formula,
+                                                     widen=False)),
     *_unary("hardsigmoid", sample_unary, _dtype_errors("hardsigmoid_cpu", "int64", "float16")),
     _backward("hardsigmoid_backward", sample_backward,
-              _dtype_errors("hardsigmoid_backward", "float16", backward=True)),
+              _dtype_errors("hardsigmoid_backward", "float16", backward=True),
+              ref=_differentiable_ref("hardsigmoid_backward", _hardsigmoid_backward_formula)),
     *_unary("hardswish", sample_unary, _dtype_errors("hardswish_cpu", "int64", "float16")),
     _backward("hardswish_backward", sample_backward,
               _dtype_errors("hardswish_backward_cpu", "float16", backward=True), out_name=None),
@@ -350,5 +398,6 @@ OP_DB = [
     _backward("glu_backward", sample_glu_backward, errors_glu_backward, out_name=None),
     OpInfo("prelu", op=_aten("prelu"), method=False, supports_out=False, dtypes=ACT,
            sample_inputs=sample_prelu, error_inputs=errors_prelu, supports_gradgrad=True),
-    _backward("prelu_backward", sample_prelu_backward, out_name=None),
+    _backward("prelu_backward", sample_prelu_backward, out_name=None,
+              ref=_differentiable_ref("prelu_backward", _prelu_backward_formula)),
 ]
