@@ -63,13 +63,23 @@ TEST(CppTypes, Returns) {
   EXPECT_EQ(ret("aten::f(Tensor x) -> Tensor[]"), "std::vector<Tensor>");
 }
 
+TEST(CppTypes, OptionalGeneratorIsAConstReferenceToAnOptional) {
+  // Note [Generator objects] in opd/generator.h.
+  EXPECT_EQ(params("aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, "
+                   "Generator? generator=None) -> Tensor(a!)"),
+            "Tensor& self, double from = 0.0, double to = 1.0, "
+            "const std::optional<Generator>& generator = std::nullopt");
+  EXPECT_EQ(params("aten::rand.generator(int[] size, *, Generator? generator) -> Tensor"),
+            "IntArrayRef size, const std::optional<Generator>& generator");
+}
+
 TEST(CppTypes, UnsupportedTypesNameTheOperatorAndArgument) {
   try {
-    params("aten::f(Tensor x, Generator? generator=None) -> Tensor");
+    params("aten::f(Tensor x, Stream? stream=None) -> Tensor");
     FAIL();
   } catch (const opd::Error& e) {
     EXPECT_STREQ(e.what(),
-                 "aten::f: opd-gen has no C++ type for argument 'generator' of type Generator?");
+                 "aten::f: opd-gen has no C++ type for argument 'stream' of type Stream?");
   }
 }
 
