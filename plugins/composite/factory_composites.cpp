@@ -55,7 +55,9 @@ Tensor scalar_tensor(const Scalar& s, std::optional<ScalarType> dtype, std::opti
 
 // memory_format Preserve (the default) keeps self's strides when they are dense and
 // non-overlapping, and otherwise makes a dense tensor with the order of self's dimensions
-// (common::infer_dense_strides, Note [Output layout]): PyTorch's rule.
+// (common::infer_dense_strides, Note [Output layout]): PyTorch's rule. A contiguous self (the
+// cached flag, no sort of its strides) counts as dense and non-overlapping, as in PyTorch's
+// TensorImpl, where that includes an empty tensor whatever its strides.
 Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Layout> layout,
                   std::optional<Device> device, std::optional<bool> pin_memory,
                   std::optional<MemoryFormat> memory_format) {
@@ -63,7 +65,7 @@ Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype, std::opti
   const Device out_device = device.value_or(self.device());
   MemoryFormat format = memory_format.value_or(MemoryFormat::Preserve);
   if (format == MemoryFormat::Preserve) {
-    if (is_non_overlapping_and_dense(self.sizes(), self.strides())) {
+    if (self.is_contiguous() || is_non_overlapping_and_dense(self.sizes(), self.strides())) {
       return opd::empty_strided(self.sizes(), self.strides(), out_dtype, layout, out_device,
                                 pin_memory);
     }
