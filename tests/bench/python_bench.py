@@ -182,6 +182,21 @@ def bench_unary():
         report(f"x.{name}(), 1M float32", t["opd"], t.get("torch"), 1.0)
 
 
+def bench_activations():
+    """Activation functions (issue 32 §1, helper "activations"): silu, leaky_relu, hardswish, elu
+    and softplus on 1M float32 through ops.aten, the same path in both libraries (goal <= 1.0
+    of torch's time; both use their thread pools)."""
+    n = 1 << 20
+    x = opd.rand(n) * 8 - 4
+    tx = torch.from_dlpack(x) if torch is not None else None
+    for name in ("silu", "leaky_relu", "hardswish", "elu", "softplus"):
+        c = {"opd": lambda f=getattr(opd.ops.aten, name): f(x)}
+        if torch is not None:
+            c["torch"] = lambda f=getattr(torch.ops.aten, name): f(tx)
+        t = measure(c)
+        report(f"{name}(x), 1M float32", t["opd"], t.get("torch"), 1.0)
+
+
 def bench_binary():
     """Binary elementwise (issue 31 §4, helper "binary-speed"): two 1M float32 tensors (1024x1024;
     the divisor kept away from 0), one of them a Python scalar, and a 1024x1 column against a 1x1024
@@ -340,6 +355,7 @@ CASES = {
     "PyDlpack": bench_dlpack,
     "PyIndexing": bench_indexing,
     "PyUnary": bench_unary,
+    "PyActivations": bench_activations,
     "PyBinary": bench_binary,
     "PyReductions": bench_reductions,
     "PyScanSortGather": bench_scan_sort_gather,
