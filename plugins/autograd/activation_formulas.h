@@ -26,8 +26,7 @@ Tensor elu_double_backward(const Tensor& grad, const Tensor& grad_output, const 
 Tensor softplus_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self,
                                 const Scalar& beta, const Scalar& threshold);
 // d/dself of hardswish_backward(grad_output, self), times grad.
-Tensor hardswish_double_backward(const Tensor& grad, const Tensor& grad_output,
-                                 const Tensor& self);
+Tensor hardswish_double_backward(const Tensor& grad, const Tensor& grad_output, const Tensor& self);
 // d/dself of log_sigmoid_backward(grad_output, self, buffer), times grad: -s (1 - s) with
 // s = sigmoid(self).
 Tensor log_sigmoid_double_backward(const Tensor& grad, const Tensor& grad_output,

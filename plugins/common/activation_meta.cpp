@@ -2,10 +2,9 @@
 // structured groups (opd/native/meta_functions.h): PyTorch 1.13's build_unary_op (self's dtype)
 // and build_borrowing_binary_op (grad_output and self promoted) over the CPU kernels' dtypes.
 
-#include "common/activation.h"
-
 #include <utility>
 
+#include "common/activation.h"
 #include "common/elementwise.h"
 #include "opd/error.h"
 #include "opd/native/meta_functions.h"
@@ -32,8 +31,8 @@ TensorIterator activation_backward_meta(std::string_view name, std::string_view 
 
 TensorIterator hardtanh_backward_meta(const Tensor& out, const Tensor& grad_output,
                                       const Tensor& self) {
-  return activation_backward_meta("hardtanh_backward", "hardshrink_backward_cpu", out,
-                                  grad_output, self, TypeSet::Floating);
+  return activation_backward_meta("hardtanh_backward", "hardshrink_backward_cpu", out, grad_output,
+                                  self, TypeSet::Floating);
 }
 
 Tensor log_sigmoid_forward_output(const Tensor& self) {

@@ -167,9 +167,8 @@ void hardswish_out(const TensorIterator& iter, const Tensor&) {
   });
 }
 Tensor hardswish_backward(const Tensor& grad_output, const Tensor& self) {
-  TensorIterator iter = common::activation_backward_meta("hardswish_backward",
-                                                         "hardswish_backward_cpu", Tensor(),
-                                                         grad_output, self);
+  TensorIterator iter = common::activation_backward_meta(
+      "hardswish_backward", "hardswish_backward_cpu", Tensor(), grad_output, self);
   binary_activation(iter, "hardswish_backward_cpu", [](auto grad, auto x) {
     using T = decltype(x);
     if (x < T(-3)) return T(0);
@@ -324,8 +323,7 @@ std::tuple<Tensor, Tensor> log_sigmoid_forward(const Tensor& self) {
 // d/dx log sigmoid(x) = 1 - sigmoid(x), from z = exp(-|x|): z / (1 + z) for x >= 0, and
 // 1 - z / (1 + z) for x < 0.
 Tensor log_sigmoid_backward(const Tensor& grad_output, const Tensor& self, const Tensor& buffer) {
-  TensorIterator iter =
-      common::log_sigmoid_backward_meta(Tensor(), grad_output, self, buffer);
+  TensorIterator iter = common::log_sigmoid_backward_meta(Tensor(), grad_output, self, buffer);
   const auto f = [](auto x, auto z, auto grad) {
     using T = decltype(x);
     const T q = z / (T(1) + z);

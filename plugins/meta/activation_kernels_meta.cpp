@@ -16,8 +16,8 @@ Tensor mish_backward(const Tensor& grad_output, const Tensor& self) {
 }
 
 Tensor hardswish_backward(const Tensor& grad_output, const Tensor& self) {
-  return common::activation_backward_meta("hardswish_backward", "hardswish_backward_cpu",
-                                          Tensor(), grad_output, self)
+  return common::activation_backward_meta("hardswish_backward", "hardswish_backward_cpu", Tensor(),
+                                          grad_output, self)
       .output();
 }
 
