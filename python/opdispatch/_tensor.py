@@ -2,10 +2,11 @@
 iteration, numpy and DLPack, ``backward``, ``to``, ``type``, ``new_tensor``, ``H``/``mH``
 (``T`` and ``mT`` are indexing.cpp's), the operators ``% // & | ^ ~ << >>`` with their
 reflected and in-place forms, and every operator whose first argument is ``Tensor self`` as a
-method (``x.clamp(min=0)``, ``x.softmax(1)``, a vendor's ``x.my_add(y)``), found in the
-dispatcher when first used, ``aten`` first."""
+method (``x.clamp(min=0)``, ``x.softmax(1)``, a vendor's ``x.my_add(y)``), ``aten`` first,
+kept in the class dict in step with the dispatcher (Note [Tensor methods in the class
+dict])."""
 
-import types as _types
+import threading as _threading
 import warnings as _warnings
 
 from . import _C
@@ -186,6 +187,7 @@ def _op(*names):
     cached = _packets.get(names)
     if cached is not None and cached[1] == generation:
         return cached[0]
+    _sync_methods()
     for name in names:
         packet = _ops.OpOverloadPacket("aten", name)
         if packet.overloads() or name == names[-1]:
@@ -244,59 +246,101 @@ for _name, _names in _DUNDERS.items():
 Tensor.__invert__ = _invert
 
 
-_methods = {}
+# Note [Tensor methods in the class dict]
+# Every operator with a `Tensor self` first argument is a method (x.add(y), a vendor's
+# x.my_add(y)): aten's, else the first other namespace's that has such an overload. Names
+# starting with "_" or "linalg_" never are (linalg_ operators are opdispatch.linalg's
+# functions; torch's are not methods either). The methods are C method descriptors (Note
+# [Tensor methods] in python/src/ops.cpp) kept in Tensor's class dict, not found by a
+# __getattr__: a type with __getattr__ has a slot wrapper as tp_getattro, and CPython 3.11
+# then neither specialises LOAD_METHOD nor takes _PyObject_GetMethod's unbound-method path,
+# so every x.add(y) built a bound method (20-30 ns of a 450 ns call).
+#
+# The class dict follows the dispatcher through _sync_methods(): when the schema generation
+# (_C._schema_generation, bumped whenever an operator gains or loses a schema) differs from
+# the one last synchronised, the methods of operators defined since are added, and those
+# whose operator is gone are removed, unless their overload is one of opdispatch.ops._lasting
+# (libopd_core's, which nothing undoes). A name the class already has (size, to, dim, a
+# property) is never replaced, and only our own method objects are ever removed.
+#
+# The synchronisation points are the Python calls that can define or undo an operator, and
+# the lookups that already compare the generation: import (this module, then after the
+# default plugins load), Library.define/impl/close/_destroy (so CustomOpDef too),
+# opdispatch.plugins.load/load_default/unload/reload, opdispatch.ops.<ns>.<name> lookups that
+# miss their cache (opdispatch.<name> and opdispatch.linalg.<name> go through them), the
+# dunders' packet lookup (_op) and dir(x). NOT covered: an operator registered or undone
+# from C++ with none of these in between (a C++ plugin loaded by a host program, a
+# _C._Library used directly, a Library collected by the garbage collector) has its method
+# added or removed at the next of them; until then x.new_op raises AttributeError, and a
+# removed operator's method raises "operator ... is not defined (any more)" when called, as a
+# held packet does. A failing attribute lookup cannot synchronise: that would need the
+# __getattr__ this design removes.
+_method_lock = _threading.RLock()
+_synced_generation = None
+_installed = {}  # name -> (namespace, the method descriptor set in Tensor's dict)
+_permanent = set()  # names whose Tensor self overload is in opdispatch.ops._lasting
 
 
-def _method_packet(name):
-    """The packet that makes ``name`` a method, and its first overload whose first argument is
-    ``Tensor self`` (its OpOverload): aten's, else the only other namespace's."""
-    candidates = []
+def _wanted_methods():
+    """name -> (namespace, lasting) for every operator that makes a method now."""
+    namespaces = {}  # name -> [namespace with a Tensor self overload, ...], aten first
+    lasting = set()
     for qualified in _C._dispatch_get_all_op_names():
         ns, rest = qualified.split("::", 1)
-        if rest.split(".")[0] == name and ns not in candidates:
-            candidates.append(ns)
-    candidates.sort(key=lambda ns: ns != "aten")
-    for ns in candidates:
-        try:
-            packet = getattr(getattr(_ops, ns), name)
-        except AttributeError:
+        name = rest.split(".", 1)[0]
+        if name.startswith(("_", "linalg_")):
             continue
-        for overload in packet.overloads():
-            op = getattr(packet, overload)
-            args = op._schema.arguments
-            if args and args[0].name == "self" and args[0].type == "Tensor":
-                return packet, op
-    return None, None
+        found = namespaces.setdefault(name, [])
+        if ns in found and qualified not in _ops._lasting:
+            continue
+        try:
+            args = _C._OpOverload(qualified).schema.arguments
+        except Exception:  # undone since the names were read
+            continue
+        if args and args[0].name == "self" and args[0].type == "Tensor":
+            if ns not in found:
+                if ns == "aten":
+                    found.insert(0, ns)
+                else:
+                    found.append(ns)
+            if qualified in _ops._lasting:
+                lasting.add(name)
+    return {name: (found[0], name in lasting and found[0] == "aten")
+            for name, found in namespaces.items() if found}
 
 
-def _method(packet, name):
-    # A C method descriptor: x.name(...) calls the packet without a Python frame (Note [Tensor
-    # methods] in python/src/ops.cpp).
-    return _C._tensor_method(packet, name)
-
-
-def _getattr(self, name):
-    # (linalg_ operators are opdispatch.linalg's functions, never methods: torch's are not.)
-    if name.startswith(("_", "linalg_")):
-        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-    # (method, the schema generation it was found in), as opdispatch.ops' caches.
-    generation = _C._schema_generation()
-    cached = _methods.get(name)
-    if cached is None or cached[1] != generation:
-        packet, op = _method_packet(name)
-        if packet is None:
-            _methods.pop(name, None)
-            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        method = _method(packet, name)
-        if op.name() in _ops._lasting:
-            # Its Tensor self overload stays (opdispatch.ops._lasting): so does the method,
-            # where attribute lookup finds it without this function.
+def _sync_methods():
+    """Brings Tensor's methods in step with the dispatcher's operators (Note [Tensor methods in
+    the class dict]); costs one generation read when nothing changed."""
+    global _synced_generation
+    if _C._schema_generation() == _synced_generation:
+        return
+    with _method_lock:
+        # Read before the operators are: a change during the synchronisation makes the next
+        # one run again.
+        generation = _C._schema_generation()
+        if generation == _synced_generation:
+            return
+        wanted = _wanted_methods()
+        for name, (ns, method) in list(_installed.items()):
+            if name in _permanent or wanted.get(name, (None,))[0] == ns:
+                continue
+            del _installed[name]
+            if Tensor.__dict__.get(name) is method:
+                delattr(Tensor, name)
+        for name, (ns, lasting) in wanted.items():
+            if name in _installed or hasattr(Tensor, name):
+                continue
+            method = _C._tensor_method(_ops.OpOverloadPacket(ns, name), name)
             setattr(Tensor, name, method)
-        cached = _methods[name] = (method, generation)
-    return _types.MethodType(cached[0], self)
+            _installed[name] = (ns, method)
+            if lasting:
+                _permanent.add(name)
+        _synced_generation = generation
 
 
 def _dir(self):
+    _sync_methods()
     names = set(object.__dir__(self))
     for qualified in _C._dispatch_get_all_op_names():
         names.add(qualified.split("::", 1)[1].split(".")[0])
@@ -319,6 +363,7 @@ Tensor.H = property(_H)
 Tensor.mH = property(_mH)
 Tensor.type = _type
 Tensor.new_tensor = _new_tensor
-Tensor.__getattr__ = _getattr
 Tensor.__dir__ = _dir
 Tensor.__module__ = "opdispatch"
+_ops._sync_methods = _sync_methods
+_sync_methods()

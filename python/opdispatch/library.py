@@ -95,6 +95,7 @@ class Library:
         name = schema.split("(", 1)[0].strip()
         qualified = name if "::" in name else f"{self.ns}::{name}"
         self._op_defs.add(qualified)
+        _ops._sync_methods()  # its method, if any (Note [Tensor methods in the class dict])
         return qualified.split("::", 1)[1]
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
@@ -118,6 +119,7 @@ class Library:
         file, line = _caller_site()
         self._lib.impl(op_name, fn, _key_name(dispatch_key), with_keyset,
                        fn is fallthrough_kernel, file, line)
+        _ops._sync_methods()
 
     def fallback(self, fn, dispatch_key="", *, with_keyset=False):
         """Registers ``fn`` as the backend fallback of the library's key, called as
@@ -136,6 +138,7 @@ class Library:
         if lib is not None:
             lib.reset()
         _live.discard(self)
+        _ops._sync_methods()  # its operators' methods go with them
 
     _destroy = close
 

@@ -143,6 +143,8 @@ class _OpNamespace:
         cached = self._packets.get(name)
         if cached is not None and cached[1] == generation:
             return cached[0]
+        _sync_methods()  # (a lookup that sees a new generation: Note [Tensor methods in the
+        #                   class dict] in opdispatch/_tensor.py)
         packet = cached[0] if cached is not None else OpOverloadPacket(self._ns, name)
         if not packet.overloads():
             raise AttributeError(
@@ -163,6 +165,11 @@ class _OpNamespace:
 
 
 _namespaces = {}
+
+
+def _sync_methods():
+    """Replaced by opdispatch._tensor's, which keeps Tensor's methods in step with the
+    operators (Note [Tensor methods in the class dict])."""
 
 
 def __getattr__(ns):

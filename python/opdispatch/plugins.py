@@ -3,6 +3,7 @@ error texts. Statuses are PluginStatus objects with the C++ fields (state is a s
 available, loaded, unavailable, failed, unloading, unloaded, resident, loading)."""
 
 from . import _C
+from . import ops as _ops
 
 __all__ = ["list", "load", "load_default", "unload", "reload", "status", "search_path"]
 
@@ -16,24 +17,36 @@ def list():
 def load(name_or_manifest):
     """Loads a plugin by name or manifest path, after the plugins it requires. Raises
     PluginError naming the file and what is wrong when it is refused."""
-    return _C._plugins_load(str(name_or_manifest))
+    try:
+        return _C._plugins_load(str(name_or_manifest))
+    finally:
+        _ops._sync_methods()  # Note [Tensor methods in the class dict]
 
 
 def load_default():
     """Loads every ``load: default`` plugin; one plugin's failure is in its status, not
     raised."""
-    return _C._plugins_load_default()
+    try:
+        return _C._plugins_load_default()
+    finally:
+        _ops._sync_methods()  # Note [Tensor methods in the class dict]
 
 
 def unload(name, cascade=False):
     """Deregisters a loaded plugin now; it is unmapped once nothing it made is alive. Raises
     PluginError when another loaded plugin requires it, unless cascade."""
-    return _C._plugins_unload(name, cascade)
+    try:
+        return _C._plugins_unload(name, cascade)
+    finally:
+        _ops._sync_methods()  # Note [Tensor methods in the class dict]
 
 
 def reload(name):
     """Replaces a loaded plugin with the library now at its path, with no gap."""
-    return _C._plugins_reload(name)
+    try:
+        return _C._plugins_reload(name)
+    finally:
+        _ops._sync_methods()  # Note [Tensor methods in the class dict]
 
 
 def status(name):

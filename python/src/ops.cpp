@@ -429,6 +429,9 @@ PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) noexcept {
 // descriptor instead: Py_TPFLAGS_METHOD_DESCRIPTOR lets CPython's method-call opcodes call it
 // with x prepended and no bound method made, through vectorcall. Anywhere else (getattr(x,
 // "add")) its __get__ makes an ordinary bound method. It holds the packet, whose caches it uses.
+// Its type is immutable: CPython 3.11 specialises LOAD_METHOD (LOAD_METHOD_NO_DICT) only for a
+// descriptor whose type is (specialize.c's analyze_descriptor), and only while Tensor has no
+// __getattr__ (Note [Tensor methods in the class dict] in python/opdispatch/_tensor.py).
 struct TensorMethod {
   PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* packet;  // an OpPacket
@@ -480,7 +483,9 @@ PyTypeObject* tensor_method_type() {
                                   {0, nullptr}};
     static PyType_Spec spec = {
         "opdispatch._C._TensorMethod", sizeof(TensorMethod), 0,
-        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR, slots};
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR |
+            Py_TPFLAGS_IMMUTABLETYPE,
+        slots};
     PyObject* t = PyType_FromSpec(&spec);
     if (t == nullptr) throw py::error_already_set();
     return reinterpret_cast<PyTypeObject*>(t);
