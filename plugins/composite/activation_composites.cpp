@@ -3,7 +3,9 @@
 // hardtanh_backward) and celu (elu with input_scale 1 / alpha); CompositeImplicitAutograd selu
 // (elu with SELU's constants), log_sigmoid (log_sigmoid_forward's output), and prelu,
 // prelu_backward and glu_backward, composed of differentiable operators here (PyTorch 1.13 has
-// CPU kernels for them; the values are the same, and the gradients of every order follow).
+// CPU kernels for them; the values are the same, and the gradients of every order follow); and
+// the out= forms of the unstructured operators (glu_backward, hardtanh_backward,
+// log_sigmoid_backward, log_sigmoid_forward), CompositeExplicitAutograd over the functional ones.
 
 #include <cstdint>
 #include <tuple>
@@ -12,6 +14,7 @@
 #include "common/activation.h"
 #include "common/output.h"
 #include "common/type_dispatch.h"
+#include "common/type_promotion.h"
 #include "opd/error.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
@@ -63,6 +66,18 @@ Tensor prelu_weight(const Tensor& self, const Tensor& weight) {
   std::vector<int64_t> shape(static_cast<size_t>(self.dim()), 1);
   shape[1] = n;
   return weight.reshape(shape);
+}
+
+// The out= forms PyTorch 1.13 has for the unstructured operators: the functional result, which
+// must cast to out's dtype ("result type Float can't be cast to the desired output type Long"),
+// written into `out`, resized by resize_output (with its warning when out had elements).
+Tensor& write_result(std::string_view op, const Tensor& result, Tensor& out) {
+  OPD_CHECK(common::can_cast(result.scalar_type(), out.scalar_type()),
+            "result type {} can't be cast to the desired output type {}", result.scalar_type(),
+            out.scalar_type());
+  common::resize_output(op, out, result.sizes());
+  out.copy_(result);
+  return out;
 }
 
 }  // namespace
@@ -148,6 +163,32 @@ Tensor glu_backward(const Tensor& grad_output, const Tensor& self, int64_t dim) 
   Tensor grad_first = s * grad_output;
   Tensor grad_second = (1 - s) * s * h.first * grad_output;
   return opd::cat({grad_first, grad_second}, h.dim);
+}
+
+Tensor& glu_backward_grad_input(const Tensor& grad_output, const Tensor& self, int64_t dim,
+                                Tensor& grad_input) {
+  return write_result("glu_backward", opd::glu_backward(grad_output, self, dim), grad_input);
+}
+
+Tensor& hardtanh_backward_grad_input(const Tensor& grad_output, const Tensor& self,
+                                     const Scalar& min_val, const Scalar& max_val,
+                                     Tensor& grad_input) {
+  return write_result("hardtanh_backward",
+                      opd::hardtanh_backward(grad_output, self, min_val, max_val), grad_input);
+}
+
+Tensor& log_sigmoid_backward_grad_input(const Tensor& grad_output, const Tensor& self,
+                                        const Tensor& buffer, Tensor& grad_input) {
+  return write_result("log_sigmoid_backward", opd::log_sigmoid_backward(grad_output, self, buffer),
+                      grad_input);
+}
+
+std::tuple<Tensor&, Tensor&> log_sigmoid_forward_output(const Tensor& self, Tensor& output,
+                                                        Tensor& buffer) {
+  auto [out, buf] = opd::log_sigmoid_forward(self);
+  write_result("log_sigmoid_forward", out, output);
+  write_result("log_sigmoid_forward", buf, buffer);
+  return {output, buffer};
 }
 
 }  // namespace opd::native

@@ -190,11 +190,11 @@ def sample_threshold(op, make, dtype, rg):
     yield SampleInput(x((1027,)), args=(2, -1), name="1027 elements")
 
 
-def _log_sigmoid_backward(lib, grad_output, self):
+def _log_sigmoid_backward(lib, grad_output, self, **kwargs):
     """log_sigmoid_backward with the buffer of self's forward, made here: it is a function of
     self (gradcheck perturbs self, and the buffer must follow), not an input of its own."""
     buffer = lib.ops.aten.log_sigmoid_forward(self.detach())[1]
-    return lib.ops.aten.log_sigmoid_backward(grad_output, self, buffer)
+    return lib.ops.aten.log_sigmoid_backward(grad_output, self, buffer, **kwargs)
 
 
 def sample_glu(op, make, dtype, rg):
@@ -366,7 +366,7 @@ OP_DB = [
               _dtype_errors("hardswish_backward_cpu", "float16", backward=True), out_name=None),
     *_unary("hardtanh", sample_hardtanh, errors_hardtanh),
     _backward("hardtanh_backward", sample_hardtanh_backward, errors_hardtanh_backward,
-              dtypes=FLOAT, out_name=None),
+              dtypes=FLOAT),
     *_unary("leaky_relu", sample_leaky_relu, errors_leaky_relu,
             inplace_samples=sample_leaky_relu_),
     _backward("leaky_relu_backward", sample_leaky_relu_backward, errors_leaky_relu_backward),
@@ -391,11 +391,12 @@ OP_DB = [
             inplace=False),
     OpInfo("log_sigmoid_forward", op=_aten("log_sigmoid_forward"), method=False,
            supports_out=False, dtypes=ACT, sample_inputs=sample_unary, supports_autograd=False),
-    OpInfo("log_sigmoid_backward", op=_log_sigmoid_backward, method=False, supports_out=False,
-           dtypes=ACT, sample_inputs=sample_backward, supports_gradgrad=True),
+    OpInfo("log_sigmoid_backward", op=_log_sigmoid_backward, method=False, supports_out=True,
+           out_name="grad_input", dtypes=ACT, sample_inputs=sample_backward,
+           supports_gradgrad=True),
     OpInfo("glu", op=_aten("glu"), method=False, supports_out=True, dtypes=ACT,
            sample_inputs=sample_glu, error_inputs=errors_glu, supports_gradgrad=True),
-    _backward("glu_backward", sample_glu_backward, errors_glu_backward, out_name=None),
+    _backward("glu_backward", sample_glu_backward, errors_glu_backward),
     OpInfo("prelu", op=_aten("prelu"), method=False, supports_out=False, dtypes=ACT,
            sample_inputs=sample_prelu, error_inputs=errors_prelu, supports_gradgrad=True),
     _backward("prelu_backward", sample_prelu_backward, out_name=None,
