@@ -71,11 +71,13 @@ Tensor& as_strided_(Tensor& self, IntArrayRef size, IntArrayRef stride,
 
 // PyTorch's aliases of transpose_ (CompositeImplicitAutograd: transpose_'s autograd).
 Tensor& swapdims_(Tensor& self, int64_t dim0, int64_t dim1) {
-  return opd::transpose_(self, dim0, dim1);
+  self.transpose_(dim0, dim1);
+  return self;
 }
 
 Tensor& swapaxes_(Tensor& self, int64_t axis0, int64_t axis1) {
-  return opd::transpose_(self, axis0, axis1);
+  self.transpose_(axis0, axis1);
+  return self;
 }
 
 }  // namespace opd::native

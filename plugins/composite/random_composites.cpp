@@ -43,7 +43,7 @@ template <class Finish>
 Tensor& normal_into(Tensor& out, IntArrayRef sizes, double std_value,
                     const std::optional<Generator>& generator, Finish finish) {
   common::resize_output("normal", out, sizes);
-  opd::normal_(out, 0, std_value, generator);
+  out.normal_(0, std_value, generator);
   finish(out);
   return out;
 }
@@ -54,14 +54,14 @@ Tensor rand_generator(IntArrayRef size, const std::optional<Generator>& generato
                       std::optional<ScalarType> dtype, std::optional<Layout> layout,
                       std::optional<Device> device, std::optional<bool> pin_memory) {
   return fresh_filled(size, dtype, layout, device, pin_memory,
-                      [&](Tensor& t) { opd::uniform_(t, 0, 1, generator); });
+                      [&](Tensor& t) { t.uniform_(0, 1, generator); });
 }
 
 Tensor randn_generator(IntArrayRef size, const std::optional<Generator>& generator,
                        std::optional<ScalarType> dtype, std::optional<Layout> layout,
                        std::optional<Device> device, std::optional<bool> pin_memory) {
   return fresh_filled(size, dtype, layout, device, pin_memory,
-                      [&](Tensor& t) { opd::normal_(t, 0, 1, generator); });
+                      [&](Tensor& t) { t.normal_(0, 1, generator); });
 }
 
 Tensor randint_low_generator(int64_t low, int64_t high, IntArrayRef size,
@@ -93,19 +93,20 @@ Tensor randperm_generator(int64_t n, const std::optional<Generator>& generator,
 Tensor bernoulli(const Tensor& self, const std::optional<Generator>& generator) {
   Tensor result = opd::empty_like(self, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                                   MemoryFormat::Contiguous);
-  opd::bernoulli_(result, self, generator);
+  result.bernoulli_(self, generator);
   return result;
 }
 
 Tensor& bernoulli_out(const Tensor& self, const std::optional<Generator>& generator, Tensor& out) {
   common::resize_output("bernoulli", out, self.sizes());
-  return opd::bernoulli_(out, self, generator);
+  out.bernoulli_(self, generator);
+  return out;
 }
 
 Tensor bernoulli_p(const Tensor& self, double p, const std::optional<Generator>& generator) {
   Tensor result = opd::empty_like(self, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                                   MemoryFormat::Contiguous);
-  opd::bernoulli_(result, p, generator);
+  result.bernoulli_(p, generator);
   return result;
 }
 
@@ -162,14 +163,15 @@ Tensor normal_float_float(double mean, double std, IntArrayRef size,
                           std::optional<Device> device, std::optional<bool> pin_memory) {
   common::check_normal_std(std);
   return fresh_filled(size, dtype, layout, device, pin_memory,
-                      [&](Tensor& t) { opd::normal_(t, mean, std, generator); });
+                      [&](Tensor& t) { t.normal_(mean, std, generator); });
 }
 
 Tensor& normal_float_float_out(double mean, double std, IntArrayRef size,
                                const std::optional<Generator>& generator, Tensor& out) {
   common::check_normal_std(std);
   common::resize_output("normal", out, size);
-  return opd::normal_(out, mean, std, generator);
+  out.normal_(mean, std, generator);
+  return out;
 }
 
 Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement,

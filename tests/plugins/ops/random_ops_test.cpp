@@ -59,7 +59,7 @@ TEST_F(RandomOps, NoGeneratorIsTheDefaultOneAndUniformZeroOneIsRand) {
     const std::vector<double> r = values(rand({33}, TensorOptions().dtype(t)));
     manual_seed(9);
     Tensor u = empty({33}, TensorOptions().dtype(t));
-    uniform_(u, 0, 1, std::nullopt);
+    u.uniform_(0, 1, std::nullopt);
     EXPECT_EQ(values(u), r) << t;
     manual_seed(9);
     EXPECT_EQ(values(rand({33}, std::optional<Generator>(), TensorOptions().dtype(t))), r) << t;
@@ -67,7 +67,7 @@ TEST_F(RandomOps, NoGeneratorIsTheDefaultOneAndUniformZeroOneIsRand) {
     const std::vector<double> n = values(randn({33}, TensorOptions().dtype(t)));
     manual_seed(9);
     Tensor v = empty({33}, TensorOptions().dtype(t));
-    normal_(v, 0, 1, std::nullopt);
+    v.normal_(0, 1, std::nullopt);
     EXPECT_EQ(values(v), n) << t;
   }
   EXPECT_EQ(default_generator().initial_seed(), 9u);
@@ -93,7 +93,7 @@ TEST_F(RandomOps, ABoxedGeneratorIsACapsuleOfKindGenerator) {
   EXPECT_TRUE(stack[0].to_tensor().is_same(boxed));
   g.manual_seed(3);
   Tensor typed = empty({10});
-  uniform_(typed, -1, 1, g);
+  typed.uniform_(-1, 1, g);
   EXPECT_EQ(values(boxed), values(typed));
 
   // Another value where a Generator? goes is refused before any kernel runs.
@@ -105,7 +105,7 @@ TEST_F(RandomOps, RandomRangesAndCounts) {
   Generator g;
   g.manual_seed(4);
   Tensor x = empty({5000}, TensorOptions().dtype(kLong));
-  random_(x, -3, 4, g);
+  x.random_(-3, 4, g);
   std::vector<int> seen(7);
   for (double v : values(x)) {
     ASSERT_GE(v, -3);
@@ -115,44 +115,44 @@ TEST_F(RandomOps, RandomRangesAndCounts) {
   for (int count : seen) EXPECT_GT(count, 500);
 
   Tensor b = empty({5000}, TensorOptions().dtype(kByte));
-  random_(b, g);
+  b.random_(g);
   double hi = 0;
   for (double v : values(b)) hi = std::max(hi, v);
   EXPECT_EQ(hi, 255);
 
   Tensor c = empty({1000}, TensorOptions().dtype(kInt));
-  bernoulli_(c, 1.0, g);
+  c.bernoulli_(1.0, g);
   for (double v : values(c)) ASSERT_EQ(v, 1);
-  geometric_(c, 0.5, g);
+  c.geometric_(0.5, g);
   for (double v : values(c)) ASSERT_GE(v, 1);
 }
 
 TEST_F(RandomOps, ErrorsAsPyTorchOnCpuAndMeta) {
   for (Device d : {Device(DeviceType::CPU), Device(DeviceType::Meta)}) {
     Tensor x = empty({3}, TensorOptions().device(d));
-    EXPECT_EQ(error_text<Error>([&] { uniform_(x, 2, 1); }),
+    EXPECT_EQ(error_text<Error>([&] { x.uniform_(2, 1); }),
               "uniform_ expects to return a [from, to) range, but found from=2 > to=1");
-    EXPECT_EQ(error_text<Error>([&] { normal_(x, 0, -1); }),
+    EXPECT_EQ(error_text<Error>([&] { x.normal_(0, -1); }),
               "normal expects std >= 0.0, but found std -1");
-    EXPECT_EQ(error_text<Error>([&] { bernoulli_(x, 1.5); }),
+    EXPECT_EQ(error_text<Error>([&] { x.bernoulli_(1.5); }),
               "bernoulli_ expects p to be in [0, 1], but got p=1.5");
-    EXPECT_EQ(error_text<Error>([&] { random_(x, 3, 2); }),
+    EXPECT_EQ(error_text<Error>([&] { x.random_(3, 2); }),
               "random_ expects 'from' to be less than 'to', but got from=3 >= to=2");
-    EXPECT_EQ(error_text<Error>([&] { exponential_(x, -1); }),
+    EXPECT_EQ(error_text<Error>([&] { x.exponential_(-1); }),
               "exponential_ expects lambda >= 0.0, but found lambda=-1");
-    EXPECT_EQ(error_text<Error>([&] { geometric_(x, 0); }),
+    EXPECT_EQ(error_text<Error>([&] { x.geometric_(0); }),
               "geometric_ expects p to be in (0, 1), but got p=0");
-    EXPECT_EQ(error_text<Error>([&] { log_normal_(x, 0, 0); }),
+    EXPECT_EQ(error_text<Error>([&] { x.log_normal_(0, 0); }),
               "log_normal_ expects std > 0.0, but found std=0");
     Tensor i = empty({3}, TensorOptions().dtype(kChar).device(d));
-    EXPECT_EQ(error_text<Error>([&] { random_(i, -200, 2); }),
+    EXPECT_EQ(error_text<Error>([&] { i.random_(-200, 2); }),
               "from is out of bounds for signed char");
-    EXPECT_EQ(error_text<Error>([&] { uniform_(i); }),
+    EXPECT_EQ(error_text<Error>([&] { i.uniform_(); }),
               "\"check_uniform_bounds\" not implemented for 'Char'");
     Tensor h = empty({3}, TensorOptions().dtype(kHalf).device(d));
-    EXPECT_EQ(error_text<Error>([&] { bernoulli_(h, 0.5); }),
+    EXPECT_EQ(error_text<Error>([&] { h.bernoulli_(0.5); }),
               "\"bernoulli_scalar_cpu_\" not implemented for 'Half'");
-    EXPECT_TRUE(uniform_(x).is_same(x));
+    EXPECT_TRUE(x.uniform_().is_same(x));
   }
 }
 
