@@ -51,8 +51,12 @@
 // 3.5: the rest of Operators I (masked_scatter, index_copy, kthvalue, xlogy, kron, cross,
 // linalg_cross, maximum/minimum/where out= forms) and the methods of torch's variants for them;
 // additions only.
+// 3.6: opd::Generator and default_generator(), reserve_random through a Generator, the typed API
+// of `Generator?` arguments (the random fills, multinomial, the factories' generator overloads),
+// the activation functions of Operators II, the in-place view operators, view.dtype, the out=
+// overloads with several outputs (sort.values, max.dim_max...); additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 5
+#define OPD_PLUGIN_ABI_MINOR 6
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 
