@@ -49,13 +49,13 @@ std::tuple<Tensor&, Tensor&> topk_values(const Tensor& self, int64_t k, int64_t 
   return write_outs("topk", opd::topk(self, k, dim, largest, sorted), values, indices);
 }
 
-std::tuple<Tensor&, Tensor&> max_dim_max(const Tensor& self, int64_t dim, bool keepdim,
-                                         Tensor& max, Tensor& max_values) {
+std::tuple<Tensor&, Tensor&> max_dim_max(const Tensor& self, int64_t dim, bool keepdim, Tensor& max,
+                                         Tensor& max_values) {
   return write_outs("max", opd::max(self, dim, keepdim), max, max_values);
 }
 
-std::tuple<Tensor&, Tensor&> min_dim_min(const Tensor& self, int64_t dim, bool keepdim,
-                                         Tensor& min, Tensor& min_indices) {
+std::tuple<Tensor&, Tensor&> min_dim_min(const Tensor& self, int64_t dim, bool keepdim, Tensor& min,
+                                         Tensor& min_indices) {
   return write_outs("min", opd::min(self, dim, keepdim), min, min_indices);
 }
 

@@ -44,9 +44,9 @@ inline Tensor wrapped_scalar_tensor(const Scalar& s) {
       break;
   }
   const Device cpu(DeviceType::CPU);
-  Storage storage = Storage::create(data, element_size(type), cpu,
-                                    &wrapped_number_detail::free_number, nullptr,
-                                    this_plugin_reference());
+  Storage storage =
+      Storage::create(data, element_size(type), cpu, &wrapped_number_detail::free_number, nullptr,
+                      this_plugin_reference());
   Tensor t = make_tensor(std::move(storage), {}, {}, 0, type, cpu);
   t.unsafe_get_impl()->set_wrapped_number(true);
   return t;

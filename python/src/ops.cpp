@@ -87,7 +87,8 @@ py::object named_tuple(const FunctionSchema& schema, py::tuple values) {
   for (const Argument& r : schema.returns()) fields.push_back(r.name());
   std::string name = schema.name().substr(schema.name().find("::") + 2);
   const auto& arguments = schema.arguments();
-  if (std::any_of(arguments.begin(), arguments.end(), [](const Argument& a) { return a.is_out(); })) {
+  if (std::any_of(arguments.begin(), arguments.end(),
+                  [](const Argument& a) { return a.is_out(); })) {
     name += "_out";
   }
   py::object type = rt.attr("_get")(name, fields);
@@ -481,11 +482,10 @@ PyTypeObject* tensor_method_type() {
                                   {Py_tp_descr_get, reinterpret_cast<void*>(&tensor_method_get)},
                                   {Py_tp_dealloc, reinterpret_cast<void*>(&tensor_method_dealloc)},
                                   {0, nullptr}};
-    static PyType_Spec spec = {
-        "opdispatch._C._TensorMethod", sizeof(TensorMethod), 0,
-        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR |
-            Py_TPFLAGS_IMMUTABLETYPE,
-        slots};
+    static PyType_Spec spec = {"opdispatch._C._TensorMethod", sizeof(TensorMethod), 0,
+                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL |
+                                   Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_IMMUTABLETYPE,
+                               slots};
     PyObject* t = PyType_FromSpec(&spec);
     if (t == nullptr) throw py::error_already_set();
     return reinterpret_cast<PyTypeObject*>(t);
@@ -519,7 +519,6 @@ PyObject* PythonArgs::keyword(const std::string& name) const {
   }
   return nullptr;
 }
-
 
 namespace {
 
