@@ -5,10 +5,12 @@
 //
 // Note [Sort and topk ties]
 // sort is always stable (equal values keep their order, descending too), which is what PyTorch
-// 1.13's CPU sort gives whether or not `stable` is asked for. topk orders by value and, among
-// equal values, by position (the first k positions of the stable sort): PyTorch's CPU topk
-// picks with nth_element/partial_sort and promises nothing about which of tied elements it
-// returns; where its answer differs in the indices of ties, the values still agree.
+// 1.13's CPU sort gives whether or not `stable` is asked for. topk picks as PyTorch 1.13's CPU
+// kernel does, comparing values only: std::partial_sort of the line's (value, position) entries
+// when k * 64 <= n, else std::nth_element at k - 1 and, when `sorted`, std::sort of the first
+// k - 1 (the k-th stays where nth_element put it). The standard library's algorithms are
+// deterministic, so with the same library as torch's (GCC 12's libstdc++ on Debian 12) tied
+// values come out at torch's positions, which no rule of ours (by position, say) reproduces.
 
 #include <algorithm>
 #include <cmath>
@@ -209,55 +211,16 @@ std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool
     const T* s = static_cast<const T*>(src.data_ptr());
     T* v = static_cast<T*>(values.data_ptr());
     int64_t* x = indices.data_ptr<int64_t>();
-    // See Note [Sort and topk ties]: equal keys by position.
+    // See Note [Sort and topk ties]: PyTorch 1.13's choice of algorithm, comparing values only.
     auto first = [largest](const Entry<K>& a, const Entry<K>& b) {
-      if (before(a.key, b.key, largest)) return true;
-      if (before(b.key, a.key, largest)) return false;
-      return a.index < b.index;
+      return before(a.key, b.key, largest);
     };
-    if (sorted && k * 8 < l.n) {
-      // A few of many: one pass keeping the best k in a heap whose top is the worst of them
-      // (std::push_heap/pop_heap with `first`), no entries for the rest.
-      const int64_t lines = l.outer * l.inner;
-      cpu::parallel_for(0, lines, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, l.n)),
-                        [&](int64_t b, int64_t e) {
-                          std::vector<Entry<K>> heap;
-                          heap.reserve(static_cast<size_t>(k));
-                          for (int64_t line = b; line < e; ++line) {
-                            const int64_t o = line / l.inner, i = line % l.inner;
-                            const T* p = s + o * l.n * l.inner + i;
-                            heap.clear();
-                            for (int64_t j = 0; j < l.n; ++j) {
-                              const Entry<K> c{key_of(p[j * l.inner]), j};
-                              if (static_cast<int64_t>(heap.size()) < k) {
-                                heap.push_back(c);
-                                std::push_heap(heap.begin(), heap.end(), first);
-                              } else if (first(c, heap.front())) {
-                                std::pop_heap(heap.begin(), heap.end(), first);
-                                heap.back() = c;
-                                std::push_heap(heap.begin(), heap.end(), first);
-                              }
-                            }
-                            std::sort_heap(heap.begin(), heap.end(), first);
-                            const int64_t out_base = o * k * l.inner + i;
-                            for (int64_t j = 0; j < k; ++j) {
-                              v[out_base + j * l.inner] = p[heap[j].index * l.inner];
-                              x[out_base + j * l.inner] = heap[j].index;
-                            }
-                          }
-                        });
-      return;
-    }
     for_each_sorted_line<T>(s, l, [&](std::vector<Entry<K>>& e, int64_t o, int64_t i) {
-      if (k < l.n) {
-        if (sorted && k * 8 < l.n) {
-          std::partial_sort(e.begin(), e.begin() + k, e.end(), first);
-        } else {
-          std::nth_element(e.begin(), e.begin() + (k - 1), e.end(), first);
-          if (sorted) std::sort(e.begin(), e.begin() + k, first);
-        }
-      } else if (sorted) {
-        std::sort(e.begin(), e.end(), first);
+      if (k * 64 <= l.n) {
+        std::partial_sort(e.begin(), e.begin() + k, e.end(), first);
+      } else {
+        std::nth_element(e.begin(), e.begin() + (k - 1), e.end(), first);
+        if (sorted) std::sort(e.begin(), e.begin() + (k - 1), first);
       }
       const int64_t in_base = o * l.n * l.inner + i;
       const int64_t out_base = o * k * l.inner + i;

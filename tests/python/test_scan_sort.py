@@ -1,5 +1,5 @@
 """Scans, sorting and gather/scatter beyond the OpInfo table (tests/python/opinfo/scan_sort.py,
-scatter_gather.py): what torch leaves open (which of tied elements topk returns), the named
+scatter_gather.py): which of tied elements topk returns (as torch's), the named
 tuples, the dtype rules of cumsum, and gradients the table's samples do not reach."""
 
 import pytest
@@ -13,21 +13,31 @@ def to_torch(t):
     return torch.from_dlpack(t.detach().contiguous())
 
 
-def test_topk_with_ties_agrees_with_torch_on_values_and_takes_the_first_positions():
-    # torch's CPU topk returns some of the tied elements (nth_element/partial_sort); ours the
-    # first ones (Note [Sort and topk ties]). Values agree; indices point at those values.
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64", "int8"])
+def test_topk_returns_the_tied_elements_torch_returns(dtype):
+    # Which of tied elements torch's CPU topk returns follows from its algorithm
+    # (Note [Sort and topk ties]): partial_sort for k * 64 <= n, else nth_element and a sort of
+    # the first k - 1; both ordered by value only. Lines of few distinct values (and NaN), every
+    # regime of k, sorted or not, along the last and the first dim.
     g = torch.Generator().manual_seed(0)
-    for shape, k, dim, largest in (((4, 10), 3, -1, True), ((4, 10), 3, -1, False),
-                                   ((40, 3), 5, 0, True), ((1000,), 300, 0, True)):
-        tx = torch.randint(0, 3, shape, generator=g).float()
-        x = opd.from_dlpack(tx.clone())
-        ours = opd.topk(x, k, dim=dim, largest=largest)
-        theirs = torch.topk(tx, k, dim=dim, largest=largest)
-        assert torch.equal(to_torch(ours.values), theirs.values)
-        assert torch.equal(to_torch(opd.gather(x, dim, ours.indices)), theirs.values)
-        # Among equal values, the lowest positions, in order: as the stable sort's first k.
-        stable = torch.sort(tx, dim=dim, descending=largest, stable=True).indices
-        assert torch.equal(to_torch(ours.indices), stable.narrow(dim, 0, k))
+    floating = dtype in ("float32", "float64", "bfloat16")
+    for n in (4, 17, 64, 65, 130, 1000):
+        for k in sorted({1, 2, n // 64, n // 2, n - 1, n} - {0}):
+            for largest in (True, False):
+                for sorted_ in (True, False):
+                    tx = torch.randint(0, 4, (3, n), generator=g).to(getattr(torch, dtype))
+                    if floating:
+                        tx[torch.rand(3, n, generator=g) < 0.1] = float("nan")
+                    x = opd.from_dlpack(tx.clone())
+                    for dim in (-1, 0):
+                        if k > tx.shape[dim]:
+                            continue
+                        ours = opd.topk(x, k, dim, largest, sorted_)
+                        theirs = torch.topk(tx, k, dim, largest, sorted_)
+                        assert ours.indices.tolist() == theirs.indices.tolist(), (n, k, dim)
+                        torch.testing.assert_close(to_torch(ours.values), theirs.values,
+                                                   rtol=0, atol=0, equal_nan=True)
+    assert opd.topk(opd.tensor([6.0, 6.0, -1.0, 2.0]), 2).indices.tolist() == [1, 0]
 
 
 def test_sort_is_stable_without_asking_and_returns_named_tuples():
