@@ -11,6 +11,11 @@
 namespace opd::common {
 namespace {
 
+// PyTorch's relu has no bool kernel, and clamp_min, which would take one, must not be reached.
+void check_relu_input(const Tensor& self) {
+  OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
+}
+
 void check_alpha(ScalarType dtype, const Scalar& alpha) {
   OPD_CHECK(!alpha.is_boolean() || dtype == ScalarType::Bool,
             "Boolean alpha only supported for Boolean results.");
@@ -164,19 +169,19 @@ TensorIterator unary_float_meta(std::string_view name, const Tensor& out, const 
 }
 
 TensorIterator relu_meta(const Tensor& out, const Tensor& self) {
-  OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  check_relu_input(self);
   TensorIterator iter = TensorIterator::unary_op("relu", out, self);
   check_kernel_dtype("relu", iter.device(), iter.common_dtype(), TypeSet::All);
   return iter;
 }
 
 Tensor relu(const Tensor& self) {
-  OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  check_relu_input(self);
   return opd::clamp_min(self, 0);
 }
 
 Tensor& relu_(Tensor& self) {
-  OPD_CHECK(self.scalar_type() != ScalarType::Bool, "Boolean inputs not supported for relu");
+  check_relu_input(self);
   return opd::clamp_min_(self, 0);
 }
 
