@@ -90,6 +90,18 @@ void run_once(const std::vector<Registration>& regs, const std::vector<size_t>& 
       << "the operator entry must be erased with its last registration";
 }
 
+// Under AddressSanitizer (a -O0 build) every step costs twenty times what it costs in the default
+// build, and with five registrations, two of them fallbacks that update every operator's table,
+// the full product (14,400 runs) took 75 s of the asan stage. There each construction order
+// meets every kDtorStride-th destruction order, the first and the last (the same and the reverse
+// order) included, with the offset turning with the construction order so that every
+// destruction order is still met; the default and tsan builds run the full product.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kDtorStride = 7;
+#else
+constexpr size_t kDtorStride = 1;
+#endif
+
 // Every construction order (or only `fixed_ctor`) times every destruction order.
 Outcome commute(const std::vector<Registration>& regs,
                 std::optional<std::vector<size_t>> fixed_ctor = std::nullopt) {
@@ -98,13 +110,22 @@ Outcome commute(const std::vector<Registration>& regs,
   std::vector<size_t> ctor(regs.size());
   std::iota(ctor.begin(), ctor.end(), 0);
   if (fixed_ctor) ctor = *fixed_ctor;
+  size_t ctor_index = 0;
   do {
     std::vector<size_t> dtor(regs.size());
     std::iota(dtor.begin(), dtor.end(), 0);
-    do {
-      run_once(regs, ctor, dtor, out);
-      if (::testing::Test::HasFatalFailure()) return out;
-    } while (std::next_permutation(dtor.begin(), dtor.end()));
+    size_t dtor_index = 0;
+    bool more = true;
+    while (more) {
+      std::vector<size_t> current = dtor;
+      more = std::next_permutation(dtor.begin(), dtor.end());
+      if (!more || (dtor_index + ctor_index) % kDtorStride == 0 || dtor_index == 0) {
+        run_once(regs, ctor, current, out);
+        if (::testing::Test::HasFatalFailure()) return out;
+      }
+      ++dtor_index;
+    }
+    ++ctor_index;
   } while (!fixed_ctor && std::next_permutation(ctor.begin(), ctor.end()));
   return out;
 }
