@@ -55,6 +55,10 @@ std::string cpp_argument_type(const FunctionSchema& s, const Argument& a) {
       return "const Scalar&";
     case TypeKind::List:
       if (is_int_list(t)) return "IntArrayRef";
+      // bool[N] (the output_mask of the backward operators), as PyTorch's std::array<bool,N>.
+      if (t.contained()[0]->kind() == TypeKind::Bool && a.N()) {
+        return fmt::format("std::array<bool, {}>", *a.N());
+      }
       if (t.contained()[0]->kind() == TypeKind::Tensor && !a.is_write()) return "TensorList";
       // Tensor?[] (index.Tensor's indices), as the dispatcher boxes it.
       if (t.contained()[0]->kind() == TypeKind::Optional &&

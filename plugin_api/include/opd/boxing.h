@@ -154,6 +154,14 @@ struct Traits<std::optional<T>> {
   static IValue box(const std::optional<T>& x) { return x ? Traits<T>::box(*x) : IValue(); }
 };
 
+// bool[N] (output_mask): boxed as a bool[] of N elements.
+template <size_t N>
+struct Traits<std::array<bool, N>> {
+  static std::string schema_type() { return "bool[" + std::to_string(N) + "]"; }
+  static std::array<bool, N> get(IValue& v) { return v.to<std::array<bool, N>>(); }
+  static IValue box(const std::array<bool, N>& x) { return IValue(std::vector<bool>(x.begin(), x.end())); }
+};
+
 template <>
 struct Traits<OptionalIntArrayRef> {
   static std::string schema_type() { return "int[]?"; }
