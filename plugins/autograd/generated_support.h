@@ -12,6 +12,7 @@
 #include "autograd/formulas.h"
 #include "autograd/kernel_support.h"
 #include "autograd/node.h"
+#include "autograd/pool_formulas.h"
 #include "autograd/saved_variable.h"
 #include "autograd/scatter_scan_formulas.h"
 #include "opd/library.h"
