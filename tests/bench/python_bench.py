@@ -13,6 +13,7 @@ torch in the same process, interleaved round by round; the ratio is of the media
                              operand, a broadcast column+row, on 1M float32  goal <= 1.0
   scans, sort, gather         cumsum, sort, topk, gather, scatter, scatter_add, index_select,
                              masked_fill on 1M float32                goal <= 1.0 of torch
+  layer_norm, softmax        forward + backward on 64x256x256 float32  goal <= 1.0 of torch
   a Python-kernel custom op  called from Python, against torch.library's (reported)
   C++ -> Python kernel       a boxed call from C++ reaching a Python kernel (reported)
   from_dlpack round trip     torch -> opdispatch -> torch, 16 and 4M elements (reported; the
@@ -197,6 +198,34 @@ def bench_activations():
         report(f"{name}(x), 1M float32", t["opd"], t.get("torch"), 1.0)
 
 
+def bench_norm():
+    """layer_norm and softmax forward + backward (issue 32 §3, helper "norm") on 64x256x256
+    float32, over the last dim, layer_norm with weight and bias (goal <= 1.0 of torch's time)."""
+    shape = (64, 256, 256)
+    x = opd.randn(*shape).requires_grad_(True)
+    w, b = opd.randn(256).requires_grad_(True), opd.randn(256).requires_grad_(True)
+    g = opd.randn(*shape)
+    libs = {"opd": (opd, x, w, b, g)}
+    if torch is not None:
+        tx = torch.from_dlpack(x.detach()).clone().requires_grad_(True)
+        tw = torch.from_dlpack(w.detach()).clone().requires_grad_(True)
+        tb = torch.from_dlpack(b.detach()).clone().requires_grad_(True)
+        libs["torch"] = (torch, tx, tw, tb, torch.from_dlpack(g).clone())
+
+    def step(lib, x, w, b, g, which):
+        x.grad = w.grad = b.grad = None
+        if which == "layer_norm":
+            y = lib.layer_norm(x, [256], w, b, 1e-5)
+        else:
+            y = lib.softmax(x, -1)
+        y.backward(g)
+
+    for which in ("layer_norm", "softmax"):
+        c = {k: (lambda a=a: step(*a, which)) for k, a in libs.items()}
+        t = measure(c)
+        report(f"{which} fwd+bwd, 64x256x256 float32", t["opd"], t.get("torch"), 1.0)
+
+
 def bench_binary():
     """Binary elementwise (issue 31 §4, helper "binary-speed"): two 1M float32 tensors (1024x1024;
     the divisor kept away from 0), one of them a Python scalar, and a 1024x1 column against a 1x1024
@@ -346,6 +375,31 @@ def bench_scan_sort_gather():
         report(f"{name}, 1M float32", t["opd"], t.get("torch"), 1.0)
 
 
+# ---- functional (Operators II) ----
+def bench_train_step():
+    """A training step of each reference model of issue 32 §3 (opdispatch/_demo_models.py:
+    forward, backward through autograd.grad, SGD with momentum), on the same batch in both
+    libraries (goal <= 1.0 of torch's time): the CNN (16 images 3x16x16), the transformer of
+    tests/models (8x16 characters, embedding 32) and the demo's (16x32, embedding 48)."""
+    from opdispatch import _demo_models as models
+    from opdispatch.demo import TEXT
+    cases = (("CNN, batch 16x3x16x16", models.CNN(), 0.02),
+             ("transformer, 8x16, embedding 32", models.Transformer(), 0.1),
+             ("transformer, 16x32, embedding 48",
+              models.Transformer(text=TEXT, block=32, embed=48, batch=16), 0.1))
+    for name, model, lr in cases:
+        batch = model.batches(1)
+        ours = models.Trainer(opd, model, lr)
+        (x, y), = ours.data(batch)
+        c = {"opd": lambda: ours.step(x, y)}
+        if torch is not None:
+            theirs = models.Trainer(torch, model, lr)
+            (tx, ty), = theirs.data(batch)
+            c["torch"] = lambda: theirs.step(tx, ty)
+        t = measure(c)
+        report(f"train step, {name}", t["opd"], t.get("torch"), 1.0)
+
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
@@ -356,9 +410,11 @@ CASES = {
     "PyIndexing": bench_indexing,
     "PyUnary": bench_unary,
     "PyActivations": bench_activations,
+    "PyNorm": bench_norm,
     "PyBinary": bench_binary,
     "PyReductions": bench_reductions,
     "PyScanSortGather": bench_scan_sort_gather,
+    "PyTrainStep": bench_train_step,
 }
 
 
