@@ -36,6 +36,10 @@ Edge gradient_edge(const Tensor& t) {
 }
 
 void set_history(const Tensor& t, const std::shared_ptr<Node>& fn, bool differentiable) {
+  if (!t.defined()) {  // an output left out by output_mask
+    fn->add_undefined_input();
+    return;
+  }
   const uint32_t nr = fn->add_input_metadata(t);
   if (!differentiable || !is_differentiable_type(t.scalar_type())) return;
   AutogradMeta& m = materialize_meta(t);

@@ -174,8 +174,8 @@ variable_list run_backward(const std::vector<Edge>& roots, variable_list grad_ro
       // A formula may read every incoming gradient: missing ones are zeros (unless the node
       // takes them undefined: a custom function's set_materialize_grads(false)).
       for (size_t i = 0; i < node->num_inputs() && node->materializes_grads(); ++i) {
-        if (inputs[i].defined()) continue;
         const InputMetadata& m = node->input_metadata()[i];
+        if (inputs[i].defined() || m.undefined) continue;
         inputs[i] = zeros(m.shape(), TensorOptions().dtype(m.dtype).device(m.device));
       }
       grads = run_node(node, std::move(inputs));

@@ -9,6 +9,7 @@
 
 #include "autograd/activation_formulas.h"
 #include "autograd/autograd_meta.h"
+#include "autograd/conv_formulas.h"
 #include "autograd/formulas.h"
 #include "autograd/kernel_support.h"
 #include "autograd/node.h"

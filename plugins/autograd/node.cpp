@@ -71,6 +71,11 @@ void destroy_node(Node* node) noexcept {
   }
 }
 
+uint32_t Node::add_undefined_input() {
+  input_metadata_.emplace_back().undefined = true;
+  return static_cast<uint32_t>(input_metadata_.size() - 1);
+}
+
 uint32_t Node::add_input_metadata(const Tensor& t) {
   const IntArrayRef sizes = t.sizes();
   InputMetadata& m = input_metadata_.emplace_back();

@@ -35,6 +35,9 @@ struct InputMetadata {
   IntArrayRef shape() const { return IntArrayRef(sizes.data(), sizes.size()); }
   ScalarType dtype = ScalarType::Float32;
   Device device{DeviceType::CPU};
+  // Stands for an undefined forward output (a backward operator's output_mask left it out):
+  // its gradient stays undefined, never materialized as zeros (PyTorch's undefined_input).
+  bool undefined = false;
 };
 
 // A node's next edges: most operators have one or two differentiable inputs, kept inside the node.
@@ -77,6 +80,8 @@ class Node {
 
   // Adds an input standing for forward output `t`; returns its number.
   uint32_t add_input_metadata(const Tensor& t);
+  // Adds an input standing for an undefined forward output; returns its number.
+  uint32_t add_undefined_input();
   // Usually one (a node per forward output): kept inside the node.
   using InputMetadataList = boost::container::small_vector<InputMetadata, 1>;
   const InputMetadataList& input_metadata() const { return input_metadata_; }
