@@ -12,6 +12,7 @@
 #include "autograd/conv_formulas.h"
 #include "autograd/formulas.h"
 #include "autograd/kernel_support.h"
+#include "autograd/loss_formulas.h"
 #include "autograd/node.h"
 #include "autograd/pool_formulas.h"
 #include "autograd/saved_variable.h"

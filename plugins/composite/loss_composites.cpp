@@ -1,10 +1,9 @@
-// The losses: nll_loss over nll_loss_forward; cross_entropy_loss as log_softmax + nll_loss, with
+// The losses: nll_loss over nll_loss_forward; nll_loss_nd over it and nll_loss2d_forward;
+// cross_entropy_loss as log_softmax + nll_loss_nd, with
 // label smoothing and class-probability targets; mse_loss and its backward from elementwise
 // operators and reductions. `reduction` is 0 (none), 1 (mean) or 2 (sum).
 
 #include <cmath>
-#include <functional>
-#include <numeric>
 #include <tuple>
 #include <vector>
 
@@ -38,27 +37,29 @@ Tensor class_weight_view(const Tensor& weight, int64_t ndim, int64_t class_dim) 
 }
 
 // PyTorch's nll_loss_nd, returning (output, total_weight): nll_loss_forward for 1-D and 2-D
-// inputs; an [N, C, d1, ..., dk] input with an [N, d1, ..., dk] target is read as
-// N * d1 * ... * dk rows of C classes (the class dimension moved last), and with reduction none
-// the losses take the target's shape again.
-std::tuple<Tensor, Tensor> nll_loss_nd(const Tensor& self, const Tensor& target,
-                                       const std::optional<Tensor>& weight, int64_t reduction,
-                                       int64_t ignore_index) {
+// inputs, nll_loss2d_forward for 4-D ones; a 3-D or 5-D and larger [N, C, d1, ..., dk] input
+// with an [N, d1, ..., dk] target is viewed as [N, C, 1, d1 * ... * dk] (with an
+// [N, 1, d1 * ... * dk] target) for nll_loss2d_forward, and with reduction none the losses take
+// the target's shape again.
+std::tuple<Tensor, Tensor> nll_loss_nd_forward(const Tensor& self, const Tensor& target,
+                                               const std::optional<Tensor>& weight,
+                                               int64_t reduction, int64_t ignore_index) {
   common::check_nll_loss_batch(self, target);
   if (self.dim() <= 2) return opd::nll_loss_forward(self, target, weight, reduction, ignore_index);
+  if (self.dim() == 4)
+    return opd::nll_loss2d_forward(self, target, weight, reduction, ignore_index);
   const IntArrayRef sizes = self.sizes();
-  std::vector<int64_t> out_sizes{sizes[0]};
+  const int64_t n = sizes[0], c = sizes[1];
+  std::vector<int64_t> out_sizes{n};
   out_sizes.insert(out_sizes.end(), sizes.begin() + 2, sizes.end());
   OPD_CHECK(target.sizes() == IntArrayRef(out_sizes), "Expected target size {}, got {}",
             shape_str(out_sizes), shape_str(target.sizes()));
-  std::vector<int64_t> classes_last{0};
-  for (int64_t d = 2; d < self.dim(); ++d) classes_last.push_back(d);
-  classes_last.push_back(1);
-  const int64_t rows =
-      std::accumulate(out_sizes.begin(), out_sizes.end(), int64_t{1}, std::multiplies<>());
-  const Tensor rows_of_classes = self.permute(classes_last).reshape({rows, sizes[1]});
-  auto [output, total_weight] = opd::nll_loss_forward(rows_of_classes, target.reshape({rows}),
-                                                      weight, reduction, ignore_index);
+  const Tensor input = self.numel() > 0 ? self.contiguous().view({n, c, 1, -1})
+                                        : self.contiguous().view({n, c, 0, 0});
+  const Tensor target4 = target.numel() > 0 ? target.contiguous().view({n, 1, -1})
+                                            : target.contiguous().view({n, 0, 0});
+  auto [output, total_weight] =
+      opd::nll_loss2d_forward(input, target4, weight, reduction, ignore_index);
   if (is(reduction, Reduction::None)) output = output.view(out_sizes);
   return {output, total_weight};
 }
@@ -104,7 +105,7 @@ Tensor cross_entropy_label_smoothing(const Tensor& self, const Tensor& target,
                                      int64_t ignore_index, double label_smoothing) {
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
   const Tensor input = opd::log_softmax(self, class_dim, self.scalar_type());
-  auto [nll, total_weight] = nll_loss_nd(input, target, weight, reduction, ignore_index);
+  auto [nll, total_weight] = nll_loss_nd_forward(input, target, weight, reduction, ignore_index);
   const int64_t n_classes = input.size(class_dim);
 
   const bool has_weight = weight.has_value() && weight->defined();
@@ -138,6 +139,11 @@ Tensor nll_loss(const Tensor& self, const Tensor& target, const std::optional<Te
   return std::get<0>(opd::nll_loss_forward(self, target, weight, reduction, ignore_index));
 }
 
+Tensor nll_loss_nd(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                   int64_t reduction, int64_t ignore_index) {
+  return std::get<0>(nll_loss_nd_forward(self, target, weight, reduction, ignore_index));
+}
+
 Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
                           const std::optional<Tensor>& weight, int64_t reduction,
                           int64_t ignore_index, double label_smoothing) {
@@ -155,8 +161,8 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
                                          label_smoothing);
   }
   const int64_t class_dim = self.dim() == 1 ? 0 : 1;
-  return std::get<0>(nll_loss_nd(opd::log_softmax(self, class_dim, self.scalar_type()), target,
-                                 weight, reduction, ignore_index));
+  return opd::nll_loss_nd(opd::log_softmax(self, class_dim, self.scalar_type()), target, weight,
+                          reduction, ignore_index);
 }
 
 Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
