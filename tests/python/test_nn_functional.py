@@ -168,6 +168,9 @@ CASES = [
     case("group_norm", rand(2, 6, 3, 2), 3, rand(6, seed=1), rand(6, seed=2),
          needs=["group_norm"]),
     case("instance_norm", rand(2, 3, 4, 4), needs=["instance_norm"]),
+    case("instance_norm", rand(2, 3, 5), NoGrad(rand(3, seed=1)), NoGrad(positive(3, seed=2)),
+         rand(3, seed=3), rand(3, seed=4), use_input_stats=False, needs=["instance_norm"],
+         id="instance_norm_running_stats"),
     # convolution, pooling, padding, resampling
     case("conv1d", rand(2, 4, 9), rand(6, 2, 3, seed=1), rand(6, seed=2), stride=2, padding=1,
          groups=2, needs=["conv1d"]),
@@ -179,6 +182,8 @@ CASES = [
     case("conv_transpose2d", img, rand(3, 2, 3, 3, seed=1), rand(2, seed=2), stride=2,
          padding=1, output_padding=1, needs=["conv_transpose2d"]),
     case("max_pool1d", rand(2, 3, 9), 3, stride=2, padding=1, needs=["max_pool1d"]),
+    case("max_pool1d", rand(2, 3, 9), 2, return_indices=True,
+         needs=["max_pool1d_with_indices"], id="max_pool1d_indices"),
     case("max_pool2d", img, 2, needs=["max_pool2d"]),
     case("max_pool2d", img, (3, 2), stride=2, padding=1, ceil_mode=True, return_indices=True,
          needs=["max_pool2d_with_indices"], id="max_pool2d_indices"),
@@ -495,6 +500,40 @@ def test_interpolate_argument_errors(kwargs):
         same_error(lambda f, lib: f.interpolate(lib.ones(1, 1, 2, 2, 2), **kwargs))
         return
     same_error(lambda f, lib: f.interpolate(lib.ones(1, 1, 3, 3), **kwargs))
+
+
+OPERATOR_ERRORS = [
+    ("conv2d_rank", lambda f, lib: f.conv2d(lib.ones(3, 5, 5), lib.ones(2, 3, 3)), "conv2d"),
+    ("conv2d_groups", lambda f, lib: f.conv2d(lib.ones(1, 3, 5, 5), lib.ones(2, 3, 3, 3),
+                                              groups=2), "conv2d"),
+    ("conv2d_kernel_too_big", lambda f, lib: f.conv2d(lib.ones(1, 3, 2, 2),
+                                                      lib.ones(2, 3, 3, 3)), "conv2d"),
+    ("cross_entropy_target", lambda f, lib: f.cross_entropy(lib.ones(2, 3), lib.tensor([0, 5])),
+     "cross_entropy_loss"),
+    ("nll_loss_target", lambda f, lib: f.nll_loss(lib.ones(2, 3), lib.tensor([0, 5])),
+     "nll_loss_nd"),
+    ("max_pool2d_padding", lambda f, lib: f.max_pool2d(lib.ones(1, 1, 4, 4), 2, padding=2),
+     "max_pool2d"),
+    ("avg_pool2d_too_small", lambda f, lib: f.avg_pool2d(lib.ones(1, 1, 2, 2), 3), "avg_pool2d"),
+    ("layer_norm_shape", lambda f, lib: f.layer_norm(lib.ones(2, 3), (4,)), "layer_norm"),
+    ("embedding_index", lambda f, lib: f.embedding(lib.tensor([7]), lib.ones(5, 2)),
+     "embedding"),
+    ("batch_norm_stats", lambda f, lib: f.batch_norm(lib.ones(2, 3), lib.zeros(4), lib.ones(4)),
+     "batch_norm"),
+    ("group_norm_groups", lambda f, lib: f.group_norm(lib.ones(2, 6), 4), "group_norm"),
+    ("binary_cross_entropy_range",
+     lambda f, lib: f.binary_cross_entropy(lib.full((2,), 2.0), lib.ones(2)),
+     "binary_cross_entropy"),
+    ("one_hot_classes", lambda f, lib: f.one_hot(lib.tensor([3]), 2), "one_hot"),
+]
+
+
+@pytest.mark.parametrize("call,op", [pytest.param(c, op, id=name) for name, c, op in
+                                     OPERATOR_ERRORS])
+def test_operator_errors_reach_the_caller_as_torchs(call, op):
+    if op not in _OPS:
+        pytest.xfail(f"aten::{op} not in opdispatch yet")
+    same_error(call)
 
 
 def test_interpolate_rank_errors():
