@@ -23,6 +23,15 @@ def _uniform(rng, fan_in, *shape):
     return rng.uniform(-bound, bound, size=shape).astype(np.float32)
 
 
+def _linear(params, rng, name, fan_in, fan_out):
+    params[name + ".w"] = _uniform(rng, fan_in, fan_out, fan_in)
+    params[name + ".b"] = _uniform(rng, fan_in, fan_out)
+
+
+def _norm(params, name, size):
+    params[name + ".w"], params[name + ".b"] = np.ones(size, np.float32), np.zeros(size, np.float32)
+
+
 def _to_lib(lib, arrays, requires_grad):
     return {name: lib.from_numpy(np.array(a, copy=True)).requires_grad_(requires_grad)
             for name, a in arrays.items()}
@@ -90,17 +99,16 @@ class Transformer:
         p = {"wte": (0.02 * rng.standard_normal((vocab, c))).astype(np.float32),
              "wpe": (0.02 * rng.standard_normal((block, c))).astype(np.float32)}
         for i in range(layers):
-            p.update({
-                f"h{i}.ln1.w": np.ones(c, np.float32), f"h{i}.ln1.b": np.zeros(c, np.float32),
-                f"h{i}.attn.w": _uniform(rng, c, 3 * c, c), f"h{i}.attn.b": _uniform(rng, c, 3 * c),
-                f"h{i}.proj.w": _uniform(rng, c, c, c), f"h{i}.proj.b": _uniform(rng, c, c),
-                f"h{i}.ln2.w": np.ones(c, np.float32), f"h{i}.ln2.b": np.zeros(c, np.float32),
-                f"h{i}.fc.w": _uniform(rng, c, 4 * c, c), f"h{i}.fc.b": _uniform(rng, c, 4 * c),
-                f"h{i}.fc2.w": _uniform(rng, 4 * c, c, 4 * c), f"h{i}.fc2.b": _uniform(rng, 4 * c, c),
-            })
-        p["lnf.w"], p["lnf.b"] = np.ones(c, np.float32), np.zeros(c, np.float32)
+            _norm(p, f"h{i}.ln1", c)
+            _linear(p, rng, f"h{i}.attn", c, 3 * c)
+            _linear(p, rng, f"h{i}.proj", c, c)
+            _norm(p, f"h{i}.ln2", c)
+            _linear(p, rng, f"h{i}.fc", c, 4 * c)
+            _linear(p, rng, f"h{i}.fc2", 4 * c, c)
+        _norm(p, "lnf", c)
         self.params = p
-        self.block, self.embed, self.heads, self.layers, self.batch = block, embed, heads, layers, batch
+        self.block, self.embed, self.heads, self.layers = block, embed, heads, layers
+        self.batch = batch
         self.rng = rng
 
     def batches(self, steps):

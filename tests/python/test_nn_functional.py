@@ -158,6 +158,8 @@ CASES = [
     case("embedding", labels(6, 5, shape=(2, 3)), rand(5, 4, seed=1), needs=["embedding"]),
     case("embedding", labels(6, 5, shape=(2, 3)), rand(5, 4, seed=1), padding_idx=-1,
          needs=["embedding"], id="embedding_padding_idx"),
+    case("embedding", labels(6, 5, shape=(2, 3)), rand(5, 4, seed=1), max_norm=1.5,
+         norm_type=1.0, needs=["embedding_renorm_"], id="embedding_max_norm"),
     case("layer_norm", x2345, (4, 5), rand(4, 5, seed=1), rand(4, 5, seed=2),
          needs=["layer_norm"]),
     case("layer_norm", x2345, [5], eps=1e-3, needs=["layer_norm"], id="layer_norm_plain"),
