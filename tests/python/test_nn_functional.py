@@ -264,7 +264,8 @@ NAMES = ["relu", "relu_", "relu6", "elu", "elu_", "selu", "selu_", "celu", "celu
          "bilinear", "normalize", "cosine_similarity", "pairwise_distance", "one_hot", "pad",
          "pixel_shuffle", "interpolate", "dropout", "embedding", "layer_norm", "batch_norm",
          "group_norm", "instance_norm", "conv1d", "conv2d", "conv_transpose2d", "max_pool1d",
-         "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "cross_entropy",
+         "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
+         "avg_pool2d", "adaptive_avg_pool2d", "cross_entropy",
          "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "mse_loss",
          "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div"]
 
