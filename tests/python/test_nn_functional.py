@@ -44,7 +44,16 @@ class NoGrad:
         self.array = array
 
 
+class DType:
+    """A dtype by name, the library's own (opdispatch.float64 or torch.float64)."""
+
+    def __init__(self, name):
+        self.name = name
+
+
 def lib_value(lib, a, grad, leaves):
+    if isinstance(a, DType):
+        return getattr(lib, a.name)
     if isinstance(a, NoGrad):
         return lib.from_numpy(a.array.copy())
     if isinstance(a, np.ndarray):
@@ -134,7 +143,11 @@ CASES = [
     case("tanh", x34),
     case("softmax", x2345, dim=1),
     case("softmax", x34, 1, dtype=None, id="softmax_dtype_none"),
+    case("softmax", x34.astype(np.float32), 0, dtype=DType("float64"), id="softmax_dtype"),
     case("log_softmax", x2345, dim=-1),
+    case("log_softmax", x34.astype(np.float32), 1, dtype=DType("float64"),
+         id="log_softmax_dtype"),
+    case("softmin", x34.astype(np.float32), 1, dtype=DType("float64"), id="softmin_dtype"),
     case("softmin", x2345, 2),
     # linear, normalize, distances
     case("linear", x34, rand(5, 4, seed=1), rand(5, seed=2)),
