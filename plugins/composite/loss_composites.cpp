@@ -168,7 +168,9 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
 Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   const Reduction r = common::to_reduction("mse_loss", reduction);
   const ScalarType dtype = common::result_type(self, target);
-  OPD_CHECK(is_floating_point(dtype), "\"mse_cpu\" not implemented for '{}'", to_string(dtype));
+  // PyTorch 1.13's CPU kernel: float, double and Half.
+  OPD_CHECK(is_floating_point(dtype) && dtype != kBFloat16, "\"mse_cpu\" not implemented for '{}'",
+            to_string(dtype));
   const Tensor diff = opd::sub(self, target);
   const Tensor loss = opd::mul(diff, diff);
   if (r == Reduction::Mean) return opd::mean(loss);
@@ -180,6 +182,10 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
 Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                          int64_t reduction) {
   const Reduction r = common::to_reduction("mse_loss_backward", reduction);
+  // PyTorch 1.13's CPU kernel: float and double.
+  const ScalarType dtype = common::result_type(self, target);
+  OPD_CHECK(dtype == kFloat || dtype == kDouble,
+            "\"mse_backward_cpu_out\" not implemented for '{}'", to_string(dtype));
   const double norm = r == Reduction::Mean ? 2.0 / static_cast<double>(self.numel()) : 2.0;
   return opd::mul(opd::mul(opd::sub(self, target), norm), grad_output);
 }

@@ -23,6 +23,20 @@ def _aten(name):
     return op
 
 
+def _contiguous_ref(name):
+    """torch 1.13's nll_loss2d_backward makes grad_input like self, and refuses it when self is
+    not contiguous ("grad_input must be contiguous"; so does the backward of nll_loss2d and
+    nll_loss_nd): the reference is torch's on contiguous copies (differentiable), in float32 for
+    bfloat16 (torch sums bfloat16 losses in bfloat16; opdispatch in double, rounding once)."""
+    widened = ref_in_float32(_aten(name))
+
+    def ref(lib, *args, **kwargs):
+        args = [a.contiguous() if isinstance(a, lib.Tensor) else a for a in args]
+        return widened(lib, *args, **kwargs)
+    ref.__name__ = name
+    return ref
+
+
 def _target(make, shape, classes, low=0):
     return make(shape, low=low, high=classes, dtype_override="int64")
 
@@ -356,15 +370,29 @@ def sample_mse_loss_backward_out(op, make, dtype, rg):
     yield from _backward_samples(make, rg)
 
 
+def errors_mse_loss_out(op, make):
+    b = make((3,), dtype_override="bfloat16")
+    yield ErrorInput(SampleInput(b, args=(b, 1)), RuntimeError,
+                     r"\"mse_cpu\" not implemented for 'BFloat16'")
+
+
+def errors_mse_loss_backward_out(op, make):
+    for dtype, name in (("bfloat16", "BFloat16"), ("float16", "Half")):
+        h = make((3,), dtype_override=dtype)
+        yield ErrorInput(SampleInput(h, args=(h, h, 1)), RuntimeError,
+                         rf"\"mse_backward_cpu_out\" not implemented for '{name}'")
+
+
 OP_DB = [
     # torch 1.13 sums bfloat16 losses in bfloat16; opdispatch in double, rounding once.
-    OpInfo("nll_loss_nd", op=_aten("nll_loss_nd"), ref=ref_in_float32(_aten("nll_loss_nd")),
+    OpInfo("nll_loss_nd", op=_aten("nll_loss_nd"), ref=_contiguous_ref("nll_loss_nd"),
            method=False, supports_out=False, dtypes=FLOAT_BF16, sample_inputs=sample_nll_loss_nd,
            error_inputs=errors_nll_loss_nd, supports_gradgrad=True),
-    OpInfo("nll_loss2d", op=_aten("nll_loss2d"), ref=ref_in_float32(_aten("nll_loss2d")),
+    OpInfo("nll_loss2d", op=_aten("nll_loss2d"), ref=_contiguous_ref("nll_loss2d"),
            method=False, dtypes=FLOAT_BF16, sample_inputs=sample_nll_loss2d,
            error_inputs=errors_nll_loss2d, supports_gradgrad=True),
-    OpInfo("nll_loss2d_backward", op=_aten("nll_loss2d_backward"), method=False,
+    OpInfo("nll_loss2d_backward", op=_aten("nll_loss2d_backward"),
+           ref=_contiguous_ref("nll_loss2d_backward"), method=False,
            out_name="grad_input", dtypes=FLOAT_BF16, sample_inputs=sample_nll_loss2d_backward),
     OpInfo("cross_entropy_loss.nd", op=_aten("cross_entropy_loss"), method=False,
            supports_out=False, dtypes=FLOAT_BF16, sample_inputs=sample_cross_entropy_nd,
@@ -409,8 +437,8 @@ OP_DB = [
            supports_out=False, dtypes=FLOAT, sample_inputs=sample_cosine_embedding_loss,
            error_inputs=errors_cosine_embedding_loss, supports_gradgrad=True),
     OpInfo("mse_loss.out", op=_aten("mse_loss"), method=False, dtypes=("float32", "float64"),
-           sample_inputs=sample_mse_loss_out),
+           sample_inputs=sample_mse_loss_out, error_inputs=errors_mse_loss_out),
     OpInfo("mse_loss_backward.grad_input", op=_aten("mse_loss_backward"), method=False,
            out_name="grad_input", dtypes=("float32", "float64"),
-           sample_inputs=sample_mse_loss_backward_out),
+           sample_inputs=sample_mse_loss_backward_out, error_inputs=errors_mse_loss_backward_out),
 ]
