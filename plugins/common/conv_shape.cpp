@@ -227,11 +227,11 @@ bool suggests_channels_last(const Tensor& t) {
 }
 
 MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight, bool transposed) {
-  if (transposed || (input.dim() != 4 && input.dim() != 5)) return MemoryFormat::Contiguous;
+  if (transposed || input.dim() != 4) return MemoryFormat::Contiguous;
   if (!suggests_channels_last(input) && !suggests_channels_last(weight)) {
     return MemoryFormat::Contiguous;
   }
-  return input.dim() == 4 ? MemoryFormat::ChannelsLast : MemoryFormat::ChannelsLast3d;
+  return MemoryFormat::ChannelsLast;
 }
 
 Tensor conv_empty(IntArrayRef sizes, const Tensor& like, MemoryFormat format) {

@@ -55,8 +55,9 @@ std::vector<int64_t> conv_output_size(IntArrayRef input, IntArrayRef weight, con
 bool suggests_channels_last(const Tensor& t);
 
 // The layout of convolution's outputs (and of convolution_backward's grad_input and
-// grad_weight), as PyTorch 1.13's CPU backends choose it: channels-last (3d for 5-D tensors)
-// when the input or the weight is, for non-transposed 2-D and 3-D convolutions; else contiguous.
+// grad_weight), as PyTorch 1.13's CPU backends choose it: channels-last when the input or the
+// weight is, for non-transposed 2-D convolutions; else contiguous (3-D ones too: 1.13's mkldnn
+// path keeps channels-last only for 2-D).
 MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight, bool transposed);
 
 // A new tensor of `sizes` laid out in `format`, like `like` (dtype, device).

@@ -400,6 +400,33 @@ def bench_train_step():
         report(f"train step, {name}", t["opd"], t.get("torch"), 1.0)
 
 
+def bench_conv():
+    """conv2d (issue 32 §3, helper "conv"): forward, and forward + backward (input, weight and
+    bias gradients), of a 32x16x32x32 float32 input by 32 3x3 filters with padding 1, through
+    ops.aten.conv2d in both libraries, both on oneDNN (goal <= 1.1 of torch's time)."""
+    x = opd.randn(32, 16, 32, 32)
+    w = opd.randn(32, 16, 3, 3) * 0.1
+    b = opd.randn(32)
+    g = opd.randn(32, 32, 32, 32)
+    libs = {"opd": (opd, x, w, b, g)}
+    if torch is not None:
+        libs["torch"] = tuple([torch] + [torch.from_dlpack(t).clone() for t in (x, w, b, g)])
+
+    def forward(lib, x, w, b, g):
+        with lib.no_grad():
+            lib.ops.aten.conv2d(x, w, b, [1, 1], [1, 1])
+
+    def forward_backward(lib, x, w, b, g):
+        x.requires_grad_(True), w.requires_grad_(True), b.requires_grad_(True)
+        x.grad = w.grad = b.grad = None
+        lib.ops.aten.conv2d(x, w, b, [1, 1], [1, 1]).backward(g)
+
+    for label, step in (("fwd", forward), ("fwd+bwd", forward_backward)):
+        c = {k: (lambda a=a: step(*a)) for k, a in libs.items()}
+        t = measure(c)
+        report(f"conv2d {label}, 32x16x32x32, 32 3x3, pad 1", t["opd"], t.get("torch"), 1.1)
+
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
@@ -415,6 +442,7 @@ CASES = {
     "PyReductions": bench_reductions,
     "PyScanSortGather": bench_scan_sort_gather,
     "PyTrainStep": bench_train_step,
+    "PyConv": bench_conv,
 }
 
 
