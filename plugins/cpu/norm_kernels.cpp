@@ -231,65 +231,58 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
     const scalar_t* dy = static_cast<const scalar_t*>(dY.data_ptr());
     const scalar_t* pm = static_cast<const scalar_t*>(mean_c.data_ptr());
     const scalar_t* pr = static_cast<const scalar_t*>(rstd_c.data_ptr());
-    if (dX.defined()) {
-      scalar_t* dx = static_cast<scalar_t*>(dX.data_ptr());
-      const A scale = A(1) / static_cast<A>(N);
-      cpu::parallel_for(0, M, row_grain(N), [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          const scalar_t* xi = x + i * N;
-          const scalar_t* dyi = dy + i * N;
+    // One pass over the rows computes every requested gradient while a row is in cache: dX row
+    // by row, dgamma/dbeta as per-chunk partial sums over rows, summed at the end.
+    const bool want_g = dgamma.defined(), want_b = dbeta.defined();
+    const int64_t max_chunks = std::max<int64_t>(1, std::min<int64_t>(cpu::get_num_threads(), M));
+    std::vector<A> part(want_g || want_b ? static_cast<size_t>(max_chunks * 2 * N) : 0, A(0));
+    scalar_t* dx = dX.defined() ? static_cast<scalar_t*>(dX.data_ptr()) : nullptr;
+    const A scale = A(1) / static_cast<A>(N);
+    const int64_t chunks = for_chunks(M, std::max<int64_t>(1, (M + max_chunks - 1) / max_chunks),
+                                      [&](int64_t c, int64_t begin, int64_t end) {
+      A* pg = want_g || want_b ? part.data() + c * 2 * N : nullptr;
+      A* pb = pg ? pg + N : nullptr;
+      for (int64_t i = begin; i < end; ++i) {
+        const scalar_t* xi = x + i * N;
+        const scalar_t* dyi = dy + i * N;
+        const A mu = static_cast<A>(pm[i]), a = static_cast<A>(pr[i]);
+        if (dx) {
           scalar_t* dxi = dx + i * N;
           A db = 0, ds = 0;
           row_dot<scalar_t, A>(dyi, xi, g.empty() ? nullptr : g.data(), N, db, ds);
-          const A mu = static_cast<A>(pm[i]), a = static_cast<A>(pr[i]);
           const A b = (db * mu - ds) * a * a * a * scale;
-          const A c = -b * mu - db * a * scale;
+          const A cc = -b * mu - db * a * scale;
           if (g.empty()) {
             for (int64_t j = 0; j < N; ++j)
-              dxi[j] = static_cast<scalar_t>(a * static_cast<A>(dyi[j]) + b * static_cast<A>(xi[j]) + c);
+              dxi[j] = static_cast<scalar_t>(a * static_cast<A>(dyi[j]) +
+                                             b * static_cast<A>(xi[j]) + cc);
           } else {
             for (int64_t j = 0; j < N; ++j)
               dxi[j] = static_cast<scalar_t>(a * static_cast<A>(dyi[j]) * g[j] +
-                                             b * static_cast<A>(xi[j]) + c);
+                                             b * static_cast<A>(xi[j]) + cc);
           }
         }
-      });
-    }
-    if (dgamma.defined() || dbeta.defined()) {
-      // Per-chunk partial sums over rows, then their sum (Note [Normalisation rows]).
-      const int64_t max_chunks = std::max<int64_t>(1, std::min<int64_t>(cpu::get_num_threads(), M));
-      std::vector<A> part(static_cast<size_t>(max_chunks * 2 * N), A(0));
-      const int64_t chunks = for_chunks(M, std::max<int64_t>(1, (M + max_chunks - 1) / max_chunks),
-                                        [&](int64_t c, int64_t begin, int64_t end) {
-        A* pg = part.data() + c * 2 * N;
-        A* pb = pg + N;
-        for (int64_t i = begin; i < end; ++i) {
-          const scalar_t* xi = x + i * N;
-          const scalar_t* dyi = dy + i * N;
-          const A a = static_cast<A>(pr[i]), s = -static_cast<A>(pm[i]) * a;
-          for (int64_t j = 0; j < N; ++j) {
-            const A d = static_cast<A>(dyi[j]);
-            pg[j] += d * (static_cast<A>(xi[j]) * a + s);
-            pb[j] += d;
-          }
+        if (want_g) {
+          const A sh = -mu * a;
+          for (int64_t j = 0; j < N; ++j)
+            pg[j] += static_cast<A>(dyi[j]) * (static_cast<A>(xi[j]) * a + sh);
         }
-      });
-      auto finish = [&](Tensor& out, int64_t offset) {
-        if (!out.defined()) return;
-        scalar_t* o = static_cast<scalar_t*>(out.data_ptr());
-        for (int64_t j = 0; j < N; ++j) {
-          A s = 0;
-          for (int64_t c = 0; c < chunks; ++c) s += part[c * 2 * N + offset + j];
-          if (out.scalar_type() == input.scalar_type()) {
-            o[j] = static_cast<scalar_t>(s);
-          } else {
-            write_at(opd::reshape(out, {N}), j, static_cast<double>(s));
-          }
+        if (want_b) {
+          for (int64_t j = 0; j < N; ++j) pb[j] += static_cast<A>(dyi[j]);
         }
-      };
-      finish(dgamma, 0);
-      finish(dbeta, N);
-    }
+      }
+    });
+    auto finish = [&](Tensor& out, int64_t offset) {
+      if (!out.defined()) return;
+      const Tensor flat = opd::reshape(out, {N});
+      for (int64_t j = 0; j < N; ++j) {
+        A sum = 0;
+        for (int64_t c = 0; c < chunks; ++c) sum += part[c * 2 * N + offset + j];
+        write_at(flat, j, static_cast<double>(sum));
+      }
+    };
+    finish(dgamma, 0);
+    finish(dbeta, N);
   });
   return {dX, dgamma, dbeta};
 }
