@@ -14,6 +14,7 @@
 #include "autograd/kernel_support.h"
 #include "autograd/loss_formulas.h"
 #include "autograd/node.h"
+#include "autograd/pad_formulas.h"
 #include "autograd/norm_formulas.h"
 #include "autograd/pool_formulas.h"
 #include "autograd/saved_variable.h"
