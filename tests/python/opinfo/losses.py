@@ -148,6 +148,18 @@ def errors_cross_entropy_nd(op, make):
     yield ErrorInput(SampleInput(make((2, 3, 4)), args=(_target(make, (2, 5), 3), None, 1,
                                                         -100, 0.0)),
                      RuntimeError, r"Expected target size \[2, 4\], got \[2, 5\]")
+    t = _target(make, (2,), 3)
+    yield ErrorInput(SampleInput(make((2, 3)), args=(t, None, 1, -100, 1.5)), RuntimeError,
+                     r"label_smoothing must be between 0\.0 and 1\.0\. Got: 1\.5")
+    yield ErrorInput(SampleInput(make((2, 3)), args=(make((2, 3)), None, 1, 0, 0.0)),
+                     RuntimeError, r"ignore_index is not supported for floating point target")
+    yield ErrorInput(SampleInput(make((2, 3)), args=(_target(make, (2, 3), 2), None, 1, -100,
+                                                     0.0)),
+                     RuntimeError, r"Expected floating point type for target with class "
+                     r"probabilities, got Long")
+    yield ErrorInput(SampleInput(make((2, 3)), args=(make((2, 3)), make((4,)), 1, -100, 0.0)),
+                     RuntimeError, r"cross_entropy: weight tensor should be defined either for "
+                     r"all 3 classes or no classes but got weight tensor of shape: \[4\]")
 
 
 # ---- binary cross entropy ------------------------------------------------------------------------
