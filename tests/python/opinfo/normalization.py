@@ -6,7 +6,7 @@ which torch 1.13 lacks (its reference is native_batch_norm).
 batch_norm updates running_mean/running_var in place: its entries return them with the output
 (over clones, so both libraries start from the same statistics), and the values check compares
 the updated statistics too. Gradients: gradcheck on the fronts (the native forms return
-statistics that are not differentiable); the _backward operators have no double backward here."""
+statistics that are not differentiable); gradgradcheck too (Note [Differentiable norm backward])."""
 
 import opdispatch
 from opinfo.core import ErrorInput, OpInfo, SampleInput, ref_in_float32
@@ -247,7 +247,7 @@ def sample_instance_norm(op, make, dtype, requires_grad):
 
 
 OP_DB = [
-    OpInfo("layer_norm", method=False, supports_out=False, dtypes=NORM,
+    OpInfo("layer_norm", method=False, supports_gradgrad=True, supports_out=False, dtypes=NORM,
            sample_inputs=sample_layer_norm, error_inputs=errors_layer_norm),
     OpInfo("native_layer_norm", method=False, supports_out=False, dtypes=NORM,
            sample_inputs=sample_native_layer_norm, error_inputs=errors_native_layer_norm,
@@ -255,7 +255,7 @@ OP_DB = [
     OpInfo("native_layer_norm_backward", op=_aten("native_layer_norm_backward"), method=False,
            supports_out=False, dtypes=NORM, sample_inputs=sample_native_layer_norm_backward,
            supports_autograd=False),
-    OpInfo("group_norm", method=False, supports_out=False, dtypes=NORM,
+    OpInfo("group_norm", method=False, supports_gradgrad=True, supports_out=False, dtypes=NORM,
            sample_inputs=sample_group_norm, error_inputs=errors_group_norm),
     OpInfo("native_group_norm", method=False, supports_out=False, dtypes=NORM,
            sample_inputs=sample_native_group_norm, supports_autograd=False),
@@ -263,7 +263,7 @@ OP_DB = [
            supports_out=False, dtypes=NORM, sample_inputs=sample_native_group_norm_backward,
            supports_autograd=False),
     OpInfo("batch_norm", op=_with_stats(lambda lib, *a: lib.batch_norm(*a)), method=False,
-           supports_out=False, dtypes=NORM, sample_inputs=sample_batch_norm_front,
+           supports_out=False, supports_gradgrad=True, dtypes=NORM, sample_inputs=sample_batch_norm_front,
            error_inputs=errors_batch_norm),
     OpInfo("native_batch_norm", op=_with_stats(lambda lib, *a: lib.native_batch_norm(*a)),
            method=False, supports_out=False, dtypes=NORM, sample_inputs=sample_batch_norm,
@@ -281,7 +281,7 @@ OP_DB = [
                                if lib.__name__ == "opdispatch" else _legit_no_stats_ref(lib, *a)),
            method=False, supports_out=False, dtypes=NORM,
            sample_inputs=sample_batch_norm_no_stats, supports_autograd=False),
-    OpInfo("instance_norm", op=_with_stats(lambda lib, *a: lib.instance_norm(*a)), method=False,
+    OpInfo("instance_norm", op=_with_stats(lambda lib, *a: lib.instance_norm(*a)), method=False, supports_gradgrad=True,
            supports_out=False, dtypes=NORM, sample_inputs=sample_instance_norm),
 ]
 
