@@ -213,6 +213,8 @@ CASES = [
     case("pad", img, (1, 2, 0, 1), value=0.5, needs=["pad"], id="pad_value"),
     case("pad", img, (1, 2, 2, 1), mode="reflect", needs=["pad"], id="pad_reflect"),
     case("pad", img, (1, 2, 2, 1), mode="replicate", needs=["pad"], id="pad_replicate"),
+    case("pad", rand(2, 3, 5), (1, 2), mode="circular", needs=["pad"], id="pad_circular"),
+    case("pad", rand(2, 3, 5), (2, 1), mode="reflect", needs=["pad"], id="pad_reflect_1d"),
     case("interpolate", img, size=(9, 4), needs=["upsample_nearest2d"]),
     case("interpolate", img, scale_factor=2, needs=["upsample_nearest2d"],
          id="interpolate_scale"),
