@@ -135,8 +135,10 @@ OP_DB = [
            sample_inputs=sample_embedding, error_inputs=errors_embedding,
            supports_gradgrad=True),
     OpInfo("embedding_dense_backward", op=_aten("embedding_dense_backward"), method=False,
+           tol={"bfloat16": (6e-2, 2e-2)},  # bfloat16 sums of rows, another order
            supports_out=False, dtypes=NORM, sample_inputs=sample_embedding_dense_backward),
     OpInfo("embedding_backward", op=_aten("embedding_backward"), method=False,
+           tol={"bfloat16": (6e-2, 2e-2)},  # bfloat16 sums of rows, another order
            supports_out=False, dtypes=NORM, sample_inputs=sample_embedding_backward),
     OpInfo("dropout", method=False, supports_out=False, dtypes=NORM,
            sample_inputs=_dropout_samples(_DETERMINISTIC), error_inputs=errors_dropout),
