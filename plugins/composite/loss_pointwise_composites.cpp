@@ -15,6 +15,7 @@
 
 #include "common/nn_shape.h"
 #include "common/output.h"
+#include "common/type_promotion.h"
 #include "loss_out.h"
 #include "opd/error.h"
 #include "opd/native/CompositeExplicitAutograd.h"
@@ -50,6 +51,22 @@ void check_bce_dtypes(const char* op, const Tensor& self, const Tensor& target) 
             target.scalar_type(), self.scalar_type());
   const ScalarType t = self.scalar_type();
   OPD_CHECK(t == kFloat || t == kDouble, "\"{}\" not implemented for '{}'", op, to_string(t));
+}
+
+// The dtype a loss computes in: self's and target's common dtype, which must be floating
+// ("\"huber_cpu\" not implemented for 'Long'", `kernel` naming PyTorch's CPU kernel).
+ScalarType floating_loss_dtype(const char* kernel, const Tensor& self, const Tensor& target) {
+  const ScalarType dtype = common::result_type(self, target);
+  OPD_CHECK(is_floating_point(dtype), "\"{}\" not implemented for '{}'", kernel, to_string(dtype));
+  return dtype;
+}
+
+// PyTorch's losses that write into a tensor like self (huber_loss, soft_margin_loss) refuse an
+// integral self: "result type Float can't be cast to the desired output type Long".
+void check_castable_to_self(const Tensor& self) {
+  OPD_CHECK(!is_integral(self.scalar_type(), /*include_bool=*/true),
+            "result type Float can't be cast to the desired output type {}",
+            to_string(self.scalar_type()));
 }
 
 // x clamped to [lo, hi]; Half in float (clamp has no Half kernel, as PyTorch 1.13's CPU clamp;
@@ -121,6 +138,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
                                         const std::optional<Tensor>& weight,
                                         const std::optional<Tensor>& pos_weight,
                                         int64_t reduction) {
+  const ScalarType dtype = common::result_type(self, target);
+  OPD_CHECK(is_floating_point(dtype),
+            "result type Float can't be cast to the desired output type {}", to_string(dtype));
   Tensor log_sigmoid = opd::log_sigmoid(self);
   if (has(pos_weight))
     log_sigmoid = opd::mul(log_sigmoid, opd::add(opd::mul(opd::sub(*pos_weight, 1), target), 1));
@@ -139,6 +159,7 @@ Tensor l1_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
 Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
   OPD_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
   const Reduction r = common::to_reduction("smooth_l1_loss", reduction);
+  floating_loss_dtype("smooth_l1_cpu", self, target);
   const Tensor z = opd::abs(opd::sub(self, target));
   const Tensor linear = opd::sub(z, 0.5 * beta);
   const Tensor loss =
@@ -170,11 +191,14 @@ Tensor& smooth_l1_loss_backward_grad_input(const Tensor& grad_output, const Tens
 // |x| < delta: 0.5 x^2, else delta (|x| - 0.5 delta).
 Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
   OPD_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
-  const Reduction r = common::to_reduction("huber_loss", reduction);
+  floating_loss_dtype("huber_cpu", self, target);
+  check_castable_to_self(self);
   const Tensor z = opd::abs(opd::sub(self, target));
   const Tensor loss = opd::where(opd::lt(z, delta), opd::mul(opd::mul(z, z), 0.5),
                                  opd::mul(opd::sub(z, 0.5 * delta), delta));
-  return apply_loss_reduction(loss, static_cast<int64_t>(r));
+  // PyTorch computes in the common dtype and writes a tensor like self.
+  const Tensor result = apply_loss_reduction(loss, reduction);
+  return result.scalar_type() == self.scalar_type() ? result : result.to(self.scalar_type());
 }
 
 Tensor& huber_loss_out(const Tensor& self, const Tensor& target, int64_t reduction, double delta,
@@ -200,8 +224,16 @@ Tensor& huber_loss_backward_out(const Tensor& grad_output, const Tensor& self,
 
 // ---- soft margin, kl_div, margin ranking, cosine embedding --------------------------------------
 
+// PyTorch 1.13's exp has no Half CPU kernel.
+void check_soft_margin_dtype(const Tensor& self, const Tensor& target) {
+  const ScalarType dtype = common::result_type(self, target);
+  OPD_CHECK(dtype != kHalf, "\"exp_vml_cpu\" not implemented for 'Half'");
+}
+
 // log(1 + exp(-t x)).
 Tensor soft_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
+  check_castable_to_self(self);
+  check_soft_margin_dtype(self, target);
   const Tensor loss = opd::log1p(opd::exp(opd::mul(opd::neg(self), target)));
   return apply_loss_reduction(loss, reduction);
 }
@@ -214,6 +246,7 @@ Tensor& soft_margin_loss_out(const Tensor& self, const Tensor& target, int64_t r
 // -t z / (1 + z) grad, z = exp(-t x), divided by numel for mean.
 Tensor soft_margin_loss_backward(const Tensor& grad_output, const Tensor& self,
                                  const Tensor& target, int64_t reduction) {
+  check_soft_margin_dtype(self, target);
   const Tensor z = opd::exp(opd::mul(opd::neg(target), self));
   const Tensor grad =
       opd::mul(opd::div(opd::mul(opd::neg(target), z), opd::add(z, 1)), grad_output);

@@ -259,6 +259,9 @@ def sample_smooth_l1_loss(op, make, dtype, rg):
 def errors_smooth_l1_loss(op, make):
     yield ErrorInput(SampleInput(make((3,)), args=(make((3,)), 1, -1.0)), RuntimeError,
                      r"smooth_l1_loss does not support negative values for beta\.")
+    i = _target(make, (3,), 3)
+    yield ErrorInput(SampleInput(i, args=(i, 1, 1.0)), RuntimeError,
+                     r"\"smooth_l1_cpu\" not implemented for 'Long'")
 
 
 def errors_smooth_l1_loss_backward(op, make):
@@ -277,6 +280,26 @@ def sample_huber_loss(op, make, dtype, rg):
 def errors_huber_loss(op, make):
     yield ErrorInput(SampleInput(make((3,)), args=(make((3,)), 1, 0.0)), RuntimeError,
                      r"huber_loss does not support non-positive values for delta\.")
+    i = _target(make, (3,), 3)
+    yield ErrorInput(SampleInput(i, args=(i, 1, 1.0)), RuntimeError,
+                     r"\"huber_cpu\" not implemented for 'Long'")
+    yield ErrorInput(SampleInput(i, args=(make((3,)), 1, 1.0)), RuntimeError,
+                     r"result type Float can't be cast to the desired output type Long")
+
+
+def errors_soft_margin_loss(op, make):
+    h = make((3,), dtype_override="float16")
+    yield ErrorInput(SampleInput(h, args=(h, 1)), RuntimeError,
+                     r"\"exp_vml_cpu\" not implemented for 'Half'")
+    i = _target(make, (3,), 3)
+    yield ErrorInput(SampleInput(i, args=(i, 1)), RuntimeError,
+                     r"result type Float can't be cast to the desired output type Long")
+
+
+def errors_bce_with_logits(op, make):
+    i = _target(make, (3,), 3)
+    yield ErrorInput(SampleInput(i, args=(i, None, None, 1)), RuntimeError,
+                     r"result type Float can't be cast to the desired output type Long")
 
 
 def _backward_samples(make, rg, extra=()):
@@ -420,7 +443,8 @@ OP_DB = [
                          "its out (an empty one stays empty; a wrong shape fails to broadcast)"}),
     OpInfo("binary_cross_entropy_with_logits", op=_aten("binary_cross_entropy_with_logits"),
            method=False, supports_out=False, dtypes=FLOAT_BF16,
-           sample_inputs=sample_bce_with_logits, supports_gradgrad=True,
+           sample_inputs=sample_bce_with_logits, error_inputs=errors_bce_with_logits,
+           supports_gradgrad=True,
            tol={"bfloat16": (5e-2, 2e-2)}),
     OpInfo("l1_loss", op=_aten("l1_loss"), method=False, supports_out=False, dtypes=ALL_FLOAT,
            sample_inputs=sample_l1_loss, supports_gradgrad=True),
@@ -436,7 +460,8 @@ OP_DB = [
     OpInfo("huber_loss_backward", op=_aten("huber_loss_backward"), method=False,
            out_name="grad_input", dtypes=ALL_FLOAT, sample_inputs=sample_beta_backward),
     OpInfo("soft_margin_loss", op=_aten("soft_margin_loss"), method=False, dtypes=FLOAT_BF16,
-           sample_inputs=sample_soft_margin_loss, supports_gradgrad=True),
+           sample_inputs=sample_soft_margin_loss, error_inputs=errors_soft_margin_loss,
+           supports_gradgrad=True),
     OpInfo("soft_margin_loss_backward", op=_aten("soft_margin_loss_backward"), method=False,
            out_name="grad_input", dtypes=FLOAT_BF16,
            sample_inputs=sample_soft_margin_loss_backward),
