@@ -1,12 +1,13 @@
-"""Table entries of the padding operators and pixel_shuffle (issue #32 §1, helper "pool"):
-constant_pad_nd, pad (constant, reflect, replicate, circular), reflection_pad{1,2}d and
-replication_pad{1,2}d with their backward operators, pixel_shuffle and pixel_unshuffle.
+"""Table entries of the padding, upsampling and pixel_shuffle operators (issue #32 §1, helper
+"pool"): constant_pad_nd, pad (constant, reflect, replicate, circular), reflection_pad{1,2}d and
+replication_pad{1,2}d with their backward operators, upsample_nearest2d and upsample_bilinear2d
+with theirs, pixel_shuffle and pixel_unshuffle.
 
 Entries call ``lib.ops.aten.<name>`` (most are in torch's nn namespace). Samples cover positive,
 zero and negative pads, batch 1, >1 and 0 where torch accepts it, odd sizes, 3-D/2-D inputs,
 non-contiguous and channels-last inputs."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput
+from opinfo.core import ErrorInput, OpInfo, SampleInput, ref_in_float32
 
 PAD = ("float32", "float64", "complex64")   # torch 1.13's reflection/replication kernels
 FLOAT = ("float32", "float64", "bfloat16")
@@ -199,6 +200,75 @@ def errors_pixel_unshuffle(op, make):
                      r"pixel_unshuffle expects a positive downscale_factor, but got 0")
 
 
+# (shape, output_size, align_corners, scales_h, scales_w) of the upsampling samples.
+_UPSAMPLE = [
+    ((2, 3, 4, 5), [8, 10], False, None, None),
+    ((1, 2, 5, 4), [7, 3], True, None, None),
+    ((1, 2, 3, 3), [7, 5], False, 2.5, 1.7),
+    ((2, 1, 6, 6), [3, 4], False, None, None),
+    ((1, 2, 4, 4), [4, 9], True, None, None),
+    ((0, 2, 3, 3), [5, 5], False, None, None),
+]
+
+
+def _upsample_inputs(make, requires_grad):
+    for shape, *args in _UPSAMPLE:
+        yield make(shape, requires_grad=requires_grad), args
+    yield (make((2, 3, 4, 5), noncontiguous=True, requires_grad=requires_grad),
+           ([6, 7], False, None, None))
+    yield _channels_last(make, (2, 4, 3, 5), requires_grad), ([5, 8], False, None, None)
+
+
+def sample_upsample_nearest2d(op, make, dtype, requires_grad):
+    for x, (size, _, sh, sw) in _upsample_inputs(make, requires_grad):
+        yield SampleInput(x, args=(size, sh, sw))
+
+
+def sample_upsample_bilinear2d(op, make, dtype, requires_grad):
+    for x, (size, align, sh, sw) in _upsample_inputs(make, requires_grad):
+        yield SampleInput(x, args=(size, align, sh, sw))
+
+
+def _sample_upsample_backward(linear):
+    def samples(op, make, dtype, requires_grad):
+        for x, (size, align, sh, sw) in _upsample_inputs(make, False):
+            grad = make((x.shape[0], x.shape[1], *size), requires_grad=requires_grad)
+            extra = (align,) if linear else ()
+            yield SampleInput(grad, args=(size, list(x.shape), *extra, sh, sw))
+    return samples
+
+
+def errors_upsample_nearest2d(op, make):
+    x = make((1, 2, 3, 3))
+    yield ErrorInput(SampleInput(x, args=([5, 5, 5],)), RuntimeError,
+                     r"It is expected output_size equals to 2, but got size 3")
+    yield ErrorInput(SampleInput(x, args=([0, 5],)), RuntimeError,
+                     r"Input and output sizes should be greater than 0, but got input \(H: 3, "
+                     r"W: 3\) output \(H: 0, W: 5\)")
+    yield ErrorInput(SampleInput(make((2, 3, 3)), args=([5, 5],)), RuntimeError,
+                     r"It is expected input_size equals to 4, but got size 3")
+    yield ErrorInput(SampleInput(make((1, 0, 3, 3)), args=([5, 5],)), RuntimeError,
+                     r"Non-empty 4D data tensor expected but got a tensor with sizes \[1, 0, 3, 3\]")
+    yield ErrorInput(SampleInput(x.long(), args=([5, 5],)), RuntimeError,
+                     r"\"compute_indices_weights_nearest\" not implemented for 'Long'")
+
+
+def errors_upsample_nearest2d_backward(op, make):
+    yield ErrorInput(SampleInput(make((1, 2, 4, 4)), args=([5, 5], [1, 2, 3, 3])), RuntimeError,
+                     r"Expected grad_output to have the same shape as output; output.size\(2\) = "
+                     r"5 but got grad_output.size\(2\) = 4")
+    yield ErrorInput(SampleInput(make((1, 2, 5)), args=([5, 5], [1, 2, 3, 3])), RuntimeError,
+                     r"Expected grad_output to be a tensor of dimension 4 but got: dimension 3")
+
+
+def errors_upsample_bilinear2d(op, make):
+    x = make((1, 2, 3, 3))
+    yield ErrorInput(SampleInput(x, args=([5, 5, 5], False)), RuntimeError,
+                     r"It is expected output_size equals to 2, but got size 3")
+    yield ErrorInput(SampleInput(make((1, 2, 3, 3), dtype_override="uint8"), args=([5, 5], False)), RuntimeError,
+                     r"\"compute_indices_weights_linear\" not implemented for 'Byte'")
+
+
 def _entry(name, samples, errors=None, dtypes=PAD, **kw):
     return OpInfo(name, op=_aten(name), method=False, supports_out=False, dtypes=dtypes,
                   sample_inputs=samples, error_inputs=errors, compare_strides=True,
@@ -225,6 +295,15 @@ OP_DB = [
             r"gradOutput width unexpected. Expected: 6 Got: 5"),
     *_padnd("replication_pad2d", 2, errors_replication_pad2d,
             r"gradOutput width unexpected. Expected: 7, Got: 5"),
+    _entry("upsample_nearest2d", sample_upsample_nearest2d, errors_upsample_nearest2d,
+           dtypes=FLOAT + ("uint8",)),
+    _entry("upsample_nearest2d_backward", _sample_upsample_backward(False),
+           errors_upsample_nearest2d_backward, dtypes=FLOAT,
+           ref=ref_in_float32(_aten("upsample_nearest2d_backward"))),
+    _entry("upsample_bilinear2d", sample_upsample_bilinear2d, errors_upsample_bilinear2d,
+           dtypes=FLOAT, ref=ref_in_float32(_aten("upsample_bilinear2d"))),
+    _entry("upsample_bilinear2d_backward", _sample_upsample_backward(True), dtypes=FLOAT,
+           ref=ref_in_float32(_aten("upsample_bilinear2d_backward"))),
     _entry("pixel_shuffle", sample_pixel_shuffle, errors_pixel_shuffle,
            dtypes=FLOAT + ("int64", "bool")),
     _entry("pixel_unshuffle", sample_pixel_unshuffle, errors_pixel_unshuffle,
