@@ -70,14 +70,16 @@ A row_sq_dev(const T* x, int64_t n, A mean) {
   return sum;
 }
 
-// Sums of dy and dy * x over a row (and of dy * g, dy * g * x with a per-element g when given).
-template <class T, class A>
-void row_dot(const T* dy, const T* x, const A* g, int64_t n, A& sum_dy, A& sum_dy_x) {
+// Sums of d and d * x over a row, d = dy (times g when g is given), eight lanes at a time.
+template <class T, class A, bool kWeighted>
+void row_dot_impl(const T* __restrict dy, const T* __restrict x, const A* __restrict g, int64_t n,
+                  A& sum_dy, A& sum_dy_x) {
   A a[8] = {}, b[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     for (int k = 0; k < 8; ++k) {
-      const A d = g ? static_cast<A>(dy[i + k]) * g[i + k] : static_cast<A>(dy[i + k]);
+      A d = static_cast<A>(dy[i + k]);
+      if constexpr (kWeighted) d *= g[i + k];
       a[k] += d;
       b[k] += d * static_cast<A>(x[i + k]);
     }
@@ -85,12 +87,19 @@ void row_dot(const T* dy, const T* x, const A* g, int64_t n, A& sum_dy, A& sum_d
   A sa = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
   A sb = ((b[0] + b[1]) + (b[2] + b[3])) + ((b[4] + b[5]) + (b[6] + b[7]));
   for (; i < n; ++i) {
-    const A d = g ? static_cast<A>(dy[i]) * g[i] : static_cast<A>(dy[i]);
+    A d = static_cast<A>(dy[i]);
+    if constexpr (kWeighted) d *= g[i];
     sa += d;
     sb += d * static_cast<A>(x[i]);
   }
   sum_dy = sa;
   sum_dy_x = sb;
+}
+
+template <class T, class A>
+void row_dot(const T* dy, const T* x, const A* g, int64_t n, A& sum_dy, A& sum_dy_x) {
+  if (g) return row_dot_impl<T, A, true>(dy, x, g, n, sum_dy, sum_dy_x);
+  row_dot_impl<T, A, false>(dy, x, nullptr, n, sum_dy, sum_dy_x);
 }
 
 // Element i of a 1-D tensor (through its stride), as double.
@@ -159,6 +168,42 @@ int64_t for_chunks(int64_t n, int64_t grain, F&& fn) {
     for (int64_t c = b; c < e; ++c) fn(c, c * per, std::min(n, (c + 1) * per));
   });
   return chunks;
+}
+
+// One row of layer_norm's backward (PyTorch's formula): dx = a * dy * g + b * x + c with
+// a = rstd, b = (db * mean - ds) * a^3 / N, c = -b * mean - db * a / N, ds = sum(dy * g * x),
+// db = sum(dy * g); and dgamma += dy * (x - mean) * rstd, dbeta += dy. Null pointers skip a
+// part. Loops over restrict pointers, so that they vectorise.
+template <class T, class A>
+void layer_norm_backward_row(const T* __restrict dy, const T* __restrict x,
+                             const A* __restrict g, T* __restrict dx, A* __restrict pg,
+                             A* __restrict pb, int64_t N, A mu, A a, A scale) {
+  if (dx) {
+    A db = 0, ds = 0;
+    row_dot<T, A>(dy, x, g, N, db, ds);
+    const A b = (db * mu - ds) * a * a * a * scale;
+    const A c = -b * mu - db * a * scale;
+    if (g) {
+      for (int64_t j = 0; j < N; ++j)
+        dx[j] = static_cast<T>(a * static_cast<A>(dy[j]) * g[j] + b * static_cast<A>(x[j]) + c);
+    } else {
+      for (int64_t j = 0; j < N; ++j)
+        dx[j] = static_cast<T>(a * static_cast<A>(dy[j]) + b * static_cast<A>(x[j]) + c);
+    }
+  }
+  const A sh = -mu * a;
+  if (pg && pb) {
+    for (int64_t j = 0; j < N; ++j) {
+      const A d = static_cast<A>(dy[j]);
+      pg[j] += d * (static_cast<A>(x[j]) * a + sh);
+      pb[j] += d;
+    }
+  } else if (pg) {
+    for (int64_t j = 0; j < N; ++j)
+      pg[j] += static_cast<A>(dy[j]) * (static_cast<A>(x[j]) * a + sh);
+  } else if (pb) {
+    for (int64_t j = 0; j < N; ++j) pb[j] += static_cast<A>(dy[j]);
+  }
 }
 
 }  // namespace
@@ -242,34 +287,12 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
                                       [&](int64_t c, int64_t begin, int64_t end) {
       A* pg = want_g || want_b ? part.data() + c * 2 * N : nullptr;
       A* pb = pg ? pg + N : nullptr;
+      const A* gp = g.empty() ? nullptr : g.data();
       for (int64_t i = begin; i < end; ++i) {
-        const scalar_t* xi = x + i * N;
-        const scalar_t* dyi = dy + i * N;
         const A mu = static_cast<A>(pm[i]), a = static_cast<A>(pr[i]);
-        if (dx) {
-          scalar_t* dxi = dx + i * N;
-          A db = 0, ds = 0;
-          row_dot<scalar_t, A>(dyi, xi, g.empty() ? nullptr : g.data(), N, db, ds);
-          const A b = (db * mu - ds) * a * a * a * scale;
-          const A cc = -b * mu - db * a * scale;
-          if (g.empty()) {
-            for (int64_t j = 0; j < N; ++j)
-              dxi[j] = static_cast<scalar_t>(a * static_cast<A>(dyi[j]) +
-                                             b * static_cast<A>(xi[j]) + cc);
-          } else {
-            for (int64_t j = 0; j < N; ++j)
-              dxi[j] = static_cast<scalar_t>(a * static_cast<A>(dyi[j]) * g[j] +
-                                             b * static_cast<A>(xi[j]) + cc);
-          }
-        }
-        if (want_g) {
-          const A sh = -mu * a;
-          for (int64_t j = 0; j < N; ++j)
-            pg[j] += static_cast<A>(dyi[j]) * (static_cast<A>(xi[j]) * a + sh);
-        }
-        if (want_b) {
-          for (int64_t j = 0; j < N; ++j) pb[j] += static_cast<A>(dyi[j]);
-        }
+        layer_norm_backward_row<scalar_t, A>(dy + i * N, x + i * N, gp, dx ? dx + i * N : nullptr,
+                                             want_g ? pg : nullptr, want_b ? pb : nullptr, N, mu,
+                                             a, scale);
       }
     });
     auto finish = [&](Tensor& out, int64_t offset) {
