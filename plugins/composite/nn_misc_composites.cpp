@@ -16,7 +16,6 @@
 #include "common/broadcast.h"
 #include "common/output.h"
 #include "common/type_promotion.h"
-#include "opd/autograd.h"
 #include "opd/error.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
@@ -137,9 +136,25 @@ Tensor& gelu_out(const Tensor& self, std::string_view approximate, Tensor& out) 
 }
 
 // Note [cosine_similarity's clamped norms]
-// Each input is divided by its own norm before the product, which keeps the result in [-1, 1]
-// (PyTorch 1.13's formula). The norms are clamped to eps in place under NoGradGuard, on clones:
-// the gradient flows through the unclamped norm, as PyTorch's.
+// PyTorch 1.13 divides each input by its own norm before the product, which keeps the result in
+// [-1, 1]: s = sum(x^2) over `dim` (keepdim), clamped to eps^2 in place under NoGradGuard (no
+// saved tensor reads s, so autograd never notices), then norm = sqrt(s). Its gradients of every
+// order are those of sqrt(sum(x^2)) taken at the clamped value. Here the clamped rows of s are
+// (s - s.detach()) + eps^2: the same value and the same derivatives, with no in-place write.
+namespace {
+
+Tensor clamped_norm(const Tensor& x, int64_t dim, double eps) {
+  const std::vector<int64_t> dims{dim};
+  const Tensor s = opd::sum(opd::pow(x, 2), IntArrayRef(dims), true, std::nullopt);
+  const Tensor value = opd::clamp_min(s.detach(), eps * eps);
+  if (!s.requires_grad()) return opd::sqrt(value);
+  const Tensor s_value = s.detach();
+  const Tensor clamped = opd::add(opd::sub(s, s_value), eps * eps);
+  return opd::sqrt(opd::where(opd::lt(s_value, eps * eps), clamped, s));
+}
+
+}  // namespace
+
 Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
   const ScalarType common_dtype = common::result_type(x1, x2);
   OPD_CHECK(is_floating_point(common_dtype),
@@ -150,15 +165,9 @@ Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double
   const Tensor a = a0.sizes() == IntArrayRef(shape) ? a0 : a0.expand(shape);
   const Tensor b = b0.sizes() == IntArrayRef(shape) ? b0 : b0.expand(shape);
   const std::vector<int64_t> dims{dim};
-  Tensor a_norm = opd::linalg_vector_norm(a, 2, IntArrayRef(dims), true).clone();
-  Tensor b_norm = opd::linalg_vector_norm(b, 2, IntArrayRef(dims), true).clone();
-  {
-    NoGradGuard no_grad;
-    a_norm.clamp_min_(eps);
-    b_norm.clamp_min_(eps);
-  }
-  return opd::sum(opd::mul(opd::div(a, a_norm), opd::div(b, b_norm)), IntArrayRef(dims), false,
-                  std::nullopt);
+  return opd::sum(opd::mul(opd::div(a, clamped_norm(a, dim, eps)),
+                           opd::div(b, clamped_norm(b, dim, eps))),
+                  IntArrayRef(dims), false, std::nullopt);
 }
 
 // The p-norm of x1 - x2 + eps over the last dimension of the broadcast shape.

@@ -152,6 +152,8 @@ def sample_cosine_similarity(op, make, dtype, rg):
                       name="strided, transposed")
     tiny = make((2, 3), low=-1e-5, high=1e-5, requires_grad=rg)
     yield SampleInput(tiny, args=(x((2, 3)),), kwargs={"eps": 1e-3}, name="clamped norm")
+    zero = make((2, 3), low=0, high=0, requires_grad=rg)
+    yield SampleInput(zero, args=(x((2, 3)),), name="zero rows")
     yield SampleInput(x((0, 3)), args=(x((0, 3)),), name="empty")
     if dtype == "float32":
         yield SampleInput(make((3, 4), low=-5, high=5, dtype_override="int64"),
@@ -169,6 +171,9 @@ def errors_cosine_similarity(op, make):
                      r"^Dimension out of range \(expected to be in range of \[-2, 1\], but got 3\)")
     yield ErrorInput(SampleInput(make((3,)), args=(make((3,)),)), IndexError,
                      r"^Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)")
+    half = make((2, 3), dtype_override="float16")
+    yield ErrorInput(SampleInput(half, args=(half,)), RuntimeError,
+                     r"\"clamp_min_cpu\" not implemented for 'Half'")
 
 
 def sample_pairwise_distance(op, make, dtype, rg):
