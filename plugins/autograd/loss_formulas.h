@@ -14,7 +14,6 @@ namespace opd::autograd {
 // times weight, divided by numel for mean.
 Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self,
                                             const Tensor& target,
-                                            const std::optional<Tensor>& weight,
-                                            int64_t reduction);
+                                            const std::optional<Tensor>& weight, int64_t reduction);
 
 }  // namespace opd::autograd

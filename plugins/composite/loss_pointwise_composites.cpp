@@ -38,8 +38,9 @@ Tensor apply_loss_reduction(const Tensor& loss, int64_t reduction) {
 
 // The factor a _backward operator multiplies by: 1 / numel for mean, else 1.
 double reduction_norm(const Tensor& self, int64_t reduction) {
-  return reduction == static_cast<int64_t>(Reduction::Mean) ? 1.0 / static_cast<double>(self.numel())
-                                                            : 1.0;
+  return reduction == static_cast<int64_t>(Reduction::Mean)
+             ? 1.0 / static_cast<double>(self.numel())
+             : 1.0;
 }
 
 bool has(const std::optional<Tensor>& t) { return t.has_value() && t->defined(); }
@@ -127,8 +128,7 @@ Tensor& binary_cross_entropy_backward_grad_input(const Tensor& grad_output, cons
                                                  int64_t reduction, Tensor& grad_input) {
   return write_result(
       "binary_cross_entropy_backward",
-      opd::binary_cross_entropy_backward(grad_output, self, target, weight, reduction),
-      grad_input);
+      opd::binary_cross_entropy_backward(grad_output, self, target, weight, reduction), grad_input);
 }
 
 // (1 - t) x - (1 + (pos_weight - 1) t) log_sigmoid(x), times weight: PyTorch's
@@ -163,18 +163,21 @@ Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reductio
   const Tensor z = opd::abs(opd::sub(self, target));
   const Tensor linear = opd::sub(z, 0.5 * beta);
   const Tensor loss =
-      beta == 0.0 ? linear : opd::where(opd::lt(z, beta), opd::div(opd::mul(opd::mul(z, z), 0.5), beta), linear);
+      beta == 0.0
+          ? linear
+          : opd::where(opd::lt(z, beta), opd::div(opd::mul(opd::mul(z, z), 0.5), beta), linear);
   return apply_loss_reduction(loss, static_cast<int64_t>(r));
 }
 
-Tensor& smooth_l1_loss_out(const Tensor& self, const Tensor& target, int64_t reduction,
-                           double beta, Tensor& out) {
+Tensor& smooth_l1_loss_out(const Tensor& self, const Tensor& target, int64_t reduction, double beta,
+                           Tensor& out) {
   return write_result("smooth_l1_loss", opd::smooth_l1_loss(self, target, reduction, beta), out);
 }
 
-Tensor smooth_l1_loss_backward(const Tensor& grad_output, const Tensor& self,
-                               const Tensor& target, int64_t reduction, double beta) {
-  OPD_CHECK(self.scalar_type() != kHalf, "\"smooth_l1_backward_cpu_out\" not implemented for 'Half'");
+Tensor smooth_l1_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                               int64_t reduction, double beta) {
+  OPD_CHECK(self.scalar_type() != kHalf,
+            "\"smooth_l1_backward_cpu_out\" not implemented for 'Half'");
   const Tensor grad = opd::mul(smooth_l1_slope(opd::sub(self, target), beta), grad_output);
   const double norm = reduction_norm(self, reduction);
   return norm == 1.0 ? grad : opd::mul(grad, norm);
@@ -214,9 +217,8 @@ Tensor huber_loss_backward(const Tensor& grad_output, const Tensor& self, const 
   return norm == 1.0 ? grad : opd::mul(grad, norm);
 }
 
-Tensor& huber_loss_backward_out(const Tensor& grad_output, const Tensor& self,
-                                const Tensor& target, int64_t reduction, double delta,
-                                Tensor& grad_input) {
+Tensor& huber_loss_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                                int64_t reduction, double delta, Tensor& grad_input) {
   return write_result("huber_loss_backward",
                       opd::huber_loss_backward(grad_output, self, target, reduction, delta),
                       grad_input);
@@ -297,7 +299,9 @@ Tensor cosine_embedding_loss(const Tensor& input1, const Tensor& input2, const T
               common::shape_str(input1.sizes()), common::shape_str(input2.sizes()));
   }
   const std::vector<int64_t> dims{dim};
-  auto sum_last = [&](const Tensor& t) { return opd::sum(t, IntArrayRef(dims), false, std::nullopt); };
+  auto sum_last = [&](const Tensor& t) {
+    return opd::sum(t, IntArrayRef(dims), false, std::nullopt);
+  };
   const Tensor prod_sum = sum_last(opd::mul(input1, input2));
   const Tensor mag1 = opd::add(sum_last(opd::mul(input1, input1)), 1e-12);
   const Tensor mag2 = opd::add(sum_last(opd::mul(input2, input2)), 1e-12);
@@ -317,8 +321,7 @@ Tensor& mse_loss_out(const Tensor& self, const Tensor& target, int64_t reduction
 }
 
 Tensor& mse_loss_backward_grad_input(const Tensor& grad_output, const Tensor& self,
-                                     const Tensor& target, int64_t reduction,
-                                     Tensor& grad_input) {
+                                     const Tensor& target, int64_t reduction, Tensor& grad_input) {
   return write_result("mse_loss_backward",
                       opd::mse_loss_backward(grad_output, self, target, reduction), grad_input);
 }

@@ -46,7 +46,8 @@ void check_nll_loss2d_inputs(const Tensor& self, const Tensor& target,
 
 // [N, C, H, W] as [N * H * W, C].
 Tensor rows_of_classes(const Tensor& self) {
-  return self.permute({0, 2, 3, 1}).reshape({self.size(0) * self.size(2) * self.size(3), self.size(1)});
+  return self.permute({0, 2, 3, 1})
+      .reshape({self.size(0) * self.size(2) * self.size(3), self.size(1)});
 }
 
 }  // namespace
@@ -105,8 +106,8 @@ Tensor nll_loss2d(const Tensor& self, const Tensor& target, const std::optional<
 }
 
 Tensor& nll_loss2d_out(const Tensor& self, const Tensor& target,
-                       const std::optional<Tensor>& weight, int64_t reduction,
-                       int64_t ignore_index, Tensor& out) {
+                       const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                       Tensor& out) {
   return write_result("nll_loss2d", opd::nll_loss2d(self, target, weight, reduction, ignore_index),
                       out);
 }
