@@ -183,6 +183,7 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double ep
 // the products small in low precision; a negative scale puts its sign on q. A boolean mask
 // (true: attend) becomes 0 / -inf; is_causal is the lower-triangular boolean mask of
 // [L, S] and excludes an explicit mask. A fully masked row is NaN, as softmax of -inf is.
+// dropout_p > 0 drops attention weights through aten::dropout (train=True), as PyTorch's.
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask, double dropout_p,
                                     bool is_causal, std::optional<double> scale) {
@@ -208,9 +209,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   Tensor attn = opd::matmul(q, opd::mul(opd::transpose(key, -2, -1), root));
   if (mask.has_value()) attn.add_(*mask);
   attn = opd::softmax(attn, -1, std::nullopt);
-  OPD_CHECK(dropout_p == 0.0,
-            "scaled_dot_product_attention: dropout_p > 0 needs aten::dropout, which this build "
-            "does not have yet");
+  if (dropout_p > 0.0) attn = opd::dropout(attn, dropout_p, true);
   return opd::matmul(attn, value);
 }
 

@@ -262,6 +262,21 @@ def sample_sdpa(op, make, dtype, rg):
     yield SampleInput(x((0, 3, 4)), args=(x((0, 5, 4)), x((0, 5, 4))), name="empty batch")
 
 
+def sample_sdpa_dropout(op, make, dtype, rg):
+    def x(shape, **kw):
+        return make(shape, low=-2, high=2, requires_grad=rg, **kw)
+    yield SampleInput(x((2, 3, 4)), args=(x((2, 5, 4)), x((2, 5, 6))), kwargs={"dropout_p": 0.5},
+                      name="dropout")
+    yield SampleInput(x((3, 4)), args=(x((3, 4)), x((3, 2))),
+                      kwargs={"dropout_p": 0.3, "is_causal": True}, name="dropout, causal")
+
+
+def _sdpa_dropout_ref(lib, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                      scale=None):
+    """Random values: only the shape and dtype compare (the reference without dropout)."""
+    return _sdpa_ref(lib, query, key, value, attn_mask, 0.0, is_causal, scale)
+
+
 def errors_sdpa(op, make):
     q = make((2, 3, 4))
     yield ErrorInput(SampleInput(q, args=(make((2, 3, 4), dtype_override="float64"), q)),
@@ -312,4 +327,7 @@ OP_DB = [
     OpInfo("scaled_dot_product_attention", op=_sdpa, ref=_sdpa_ref, method=False,
            supports_out=False, dtypes=FLOAT, sample_inputs=sample_sdpa, error_inputs=errors_sdpa,
            supports_gradgrad=True, tol={"float32": (1e-5, 1e-4)}),
+    OpInfo("scaled_dot_product_attention.dropout", op=_sdpa, ref=_sdpa_dropout_ref,
+           method=False, supports_out=False, dtypes=FLOAT, sample_inputs=sample_sdpa_dropout,
+           nondeterministic=True, supports_autograd=False),
 ]
