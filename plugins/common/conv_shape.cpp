@@ -201,17 +201,18 @@ std::vector<int64_t> conv_output_size(IntArrayRef input, IntArrayRef weight, con
   return out;
 }
 
-bool suggests_channels_last(const Tensor& t) {
+namespace {
+
+bool channels_last_strides(IntArrayRef sizes, IntArrayRef strides) {
   // The order of the dimensions from the fastest: C, then the spatial ones backwards, then N.
   std::vector<int64_t> order;
-  if (t.dim() == 4) {
+  if (sizes.size() == 4) {
     order = {1, 3, 2, 0};
-  } else if (t.dim() == 5) {
+  } else if (sizes.size() == 5) {
     order = {1, 4, 3, 2, 0};
   } else {
     return false;
   }
-  const IntArrayRef sizes = t.sizes(), strides = t.strides();
   if (strides[1] == 0) return false;
   int64_t min = 0;
   for (int64_t d : order) {
@@ -226,8 +227,28 @@ bool suggests_channels_last(const Tensor& t) {
   return true;
 }
 
+// A 3-D tensor as PyTorch 1.13's convolution views it for a 1-D convolution: unsqueeze(2).
+bool unsqueezed_channels_last(const Tensor& t) {
+  const IntArrayRef s = t.sizes(), st = t.strides();
+  const std::vector<int64_t> sizes{s[0], s[1], 1, s[2]};
+  const std::vector<int64_t> strides{st[0], st[1], s[2] * st[2], st[2]};
+  return channels_last_strides(sizes, strides);
+}
+
+}  // namespace
+
+bool suggests_channels_last(const Tensor& t) {
+  return channels_last_strides(t.sizes(), t.strides());
+}
+
 MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight, bool transposed) {
-  if (transposed || input.dim() != 4) return MemoryFormat::Contiguous;
+  if (transposed) return MemoryFormat::Contiguous;
+  // A 1-D convolution runs as a 2-D one over unsqueeze(2) views, whose layout follows the
+  // weight's alone in 1.13 (an input laid out (N, L, C) still gives a contiguous result).
+  if (input.dim() == 3) {
+    return unsqueezed_channels_last(weight) ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+  }
+  if (input.dim() != 4) return MemoryFormat::Contiguous;
   if (!suggests_channels_last(input) && !suggests_channels_last(weight)) {
     return MemoryFormat::Contiguous;
   }
@@ -235,10 +256,21 @@ MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight, bool 
 }
 
 Tensor conv_empty(IntArrayRef sizes, const Tensor& like, MemoryFormat format) {
-  if (format == MemoryFormat::Contiguous) {
+  if (format == MemoryFormat::Contiguous || sizes.size() < 3) {
     return empty_output(sizes, like.scalar_type(), like.device());
   }
-  return opd::empty(sizes, TensorOptions().dtype(like.scalar_type()).device(like.device()), format);
+  const TensorOptions options = TensorOptions().dtype(like.scalar_type()).device(like.device());
+  if (sizes.size() == 3) {  // (N, C, L) as the squeezed (N, C, 1, L) channels-last tensor
+    const std::vector<int64_t> four{sizes[0], sizes[1], 1, sizes[2]};
+    return opd::empty(four, options, format).squeeze(2);
+  }
+  return opd::empty(sizes, options, format);
+}
+
+Tensor conv_contiguous(const Tensor& t, MemoryFormat format) {
+  if (format == MemoryFormat::Contiguous) return t.contiguous();
+  if (t.dim() == 3) return t.unsqueeze(2).contiguous(format).squeeze(2);
+  return t.contiguous(format);
 }
 
 }  // namespace opd::common

@@ -56,11 +56,15 @@ bool suggests_channels_last(const Tensor& t);
 
 // The layout of convolution's outputs (and of convolution_backward's grad_input and
 // grad_weight), as PyTorch 1.13's CPU backends choose it: channels-last when the input or the
-// weight is, for non-transposed 2-D convolutions; else contiguous (3-D ones too: 1.13's mkldnn
+// weight is, for non-transposed 2-D convolutions, and when the weight is for 1-D ones (as a
+// squeezed (N, C, 1, L) channels-last tensor); else contiguous (3-D ones too: 1.13's mkldnn
 // path keeps channels-last only for 2-D).
 MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight, bool transposed);
 
-// A new tensor of `sizes` laid out in `format`, like `like` (dtype, device).
+// A new tensor of `sizes` laid out in `format`, like `like` (dtype, device); a 3-D one in
+// ChannelsLast is the squeezed 4-D one.
 Tensor conv_empty(IntArrayRef sizes, const Tensor& like, MemoryFormat format);
+// `t`, or a copy of it, dense in `format` (a 3-D one as conv_empty lays it out).
+Tensor conv_contiguous(const Tensor& t, MemoryFormat format);
 
 }  // namespace opd::common

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/conv_shape.h"
 #include "common/output.h"
 #include "opd/error.h"
 #include "opd/native/CompositeExplicitAutograd.h"
@@ -91,6 +92,10 @@ Tensor convolution_mode(const Tensor& input, const Tensor& weight,
     const Tensor zero =
         opd::zeros(sizes, TensorOptions().dtype(x.scalar_type()).device(x.device()));
     x = opd::cat({x, zero}, dim);
+  }
+  // constant_pad_nd keeps a channels-last input channels-last, and so the result.
+  if (!symmetric && input.dim() == 4 && common::suggests_channels_last(input)) {
+    x = x.contiguous(MemoryFormat::ChannelsLast);
   }
   return opd::convolution(x, weight, bias, stride, pad_l, dilation, false, kZero, groups);
 }

@@ -95,8 +95,9 @@ void run_forward(const Tensor& src, const Tensor& weight, const std::optional<Te
     if (has_bias && dst.numel() > 0) add_bias(dst, *bias);
     return;
   }
+  const Tensor b = has_bias ? dense(*bias) : Tensor();  // oneDNN reads a dense bias
   if (src.scalar_type() != kDouble && conv::dnnl_supports(g) &&
-      conv::dnnl_forward(src, weight, has_bias ? &*bias : nullptr, dst, g)) {
+      conv::dnnl_forward(src, weight, has_bias ? &b : nullptr, dst, g)) {
     return;
   }
   im2col_into(dst, {src, weight}, [&](const std::vector<Tensor>& in, const Tensor& out) {
@@ -149,7 +150,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
   const MemoryFormat fmt = common::conv_memory_format(input, weight, transposed);
   const std::vector<int64_t> out_sizes = common::conv_output_size(input.sizes(), weight.sizes(), p);
   Tensor out = common::conv_empty(out_sizes, input, fmt);
-  const Tensor x = input.contiguous(fmt);
+  const Tensor x = common::conv_contiguous(input, fmt);
   if (!transposed) {
     run_forward(x, weight, bias, out, geometry(x.sizes(), weight.sizes(), out_sizes, p));
   } else {
@@ -169,8 +170,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
   check_dtype(input.scalar_type(), p);
   (void)bias_sizes;
   const MemoryFormat fmt = common::conv_memory_format(input, weight, transposed);
-  const Tensor x = input.contiguous(fmt);
-  const Tensor gy = grad_output.contiguous(fmt);
+  const Tensor x = common::conv_contiguous(input, fmt);
+  const Tensor gy = common::conv_contiguous(grad_output, fmt);
   Tensor gi, gw, gb;
   bool bias_done = false;
   if (output_mask[2])
