@@ -399,6 +399,18 @@ def _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode):
     return None, scale_factors
 
 
+def _upsample(name, input, output_size, scale_factors, *align_corners):
+    """The upsample operator's base overload, as its .vec overload calls it: from scale factors
+    the output size is each input extent times its factor, truncated, and the factors are passed
+    as the scales (scales_h, scales_w...); from a size, no scales."""
+    if output_size is None:
+        output_size = [int(float(input.size(i + 2)) * s) for i, s in enumerate(scale_factors)]
+        scales = list(scale_factors)
+    else:
+        scales = [None] * len(output_size)
+    return getattr(_opd, name)(input, output_size, *align_corners, *scales)
+
+
 _INTERPOLATE_RANK = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 
 
@@ -420,17 +432,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     spatial = {3: "1d", 4: "2d", 5: "3d"}.get(rank)
     if spatial is not None:
         if mode == "nearest":
-            return getattr(_opd, "upsample_nearest" + spatial)(input, output_size, scale_factors)
+            return _upsample("upsample_nearest" + spatial, input, output_size, scale_factors)
         if mode == "nearest-exact":
-            return getattr(_opd, "_upsample_nearest_exact" + spatial)(input, output_size,
-                                                                     scale_factors)
+            return _upsample("_upsample_nearest_exact" + spatial, input, output_size,
+                             scale_factors)
         if mode == "area":
             return getattr(_opd, "adaptive_avg_pool" + spatial)(input, output_size)
         if _INTERPOLATE_RANK.get(mode) == rank:
             name = f"upsample_{mode}{spatial}"
             if antialias:
                 name = f"_upsample_{mode}{spatial}_aa"
-            return getattr(_opd, name)(input, output_size, align_corners, scale_factors)
+            return _upsample(name, input, output_size, scale_factors, align_corners)
         if mode in _INTERPOLATE_RANK and mode != "bicubic":
             raise NotImplementedError(f"Got {rank}D input, but {mode} mode needs "
                                       f"{_INTERPOLATE_RANK[mode]}D input")
