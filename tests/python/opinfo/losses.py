@@ -426,6 +426,11 @@ OP_DB = [
     OpInfo("nll_loss2d", op=_aten("nll_loss2d"), ref=_contiguous_ref("nll_loss2d"),
            method=False, dtypes=FLOAT_BF16, sample_inputs=sample_nll_loss2d,
            error_inputs=errors_nll_loss2d, supports_gradgrad=True),
+    # (output, total_weight); its gradient is nll_loss2d's.
+    OpInfo("nll_loss2d_forward", op=_aten("nll_loss2d_forward"),
+           ref=_contiguous_ref("nll_loss2d_forward"), method=False, supports_out=False,
+           supports_autograd=False, dtypes=FLOAT_BF16, sample_inputs=sample_nll_loss2d,
+           error_inputs=errors_nll_loss2d),
     OpInfo("nll_loss2d_backward", op=_aten("nll_loss2d_backward"),
            ref=_contiguous_ref("nll_loss2d_backward"), method=False,
            out_name="grad_input", dtypes=FLOAT_BF16, sample_inputs=sample_nll_loss2d_backward),
