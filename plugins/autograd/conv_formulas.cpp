@@ -27,6 +27,20 @@ Tensor conv(const Tensor& input, const Tensor& weight, const ConvArgs& a) {
 
 }  // namespace
 
+Tensor conv_backward_input_first(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                 const ConvArgs& a, bool want_weight, bool want_bias,
+                                 std::vector<Tensor>& grad_inputs, size_t weight_ix,
+                                 size_t bias_ix) {
+  const std::vector<int64_t> bias_sizes{grad.size(1)};
+  auto [gi, gw, gb] = opd::convolution_backward(
+      grad, input, weight, want_bias ? OptionalIntArrayRef(bias_sizes) : std::nullopt, a.stride,
+      a.padding, a.dilation, a.transposed, a.output_padding, a.groups,
+      {true, want_weight, want_bias});
+  if (want_weight) grad_inputs[weight_ix] = gw;
+  if (want_bias) grad_inputs[bias_ix] = gb;
+  return gi;
+}
+
 Tensor conv_backward_one(const Tensor& grad, const Tensor& input, const Tensor& weight,
                          const ConvArgs& a, int which) {
   return backward(grad, input, weight, a, which);

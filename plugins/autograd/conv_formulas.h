@@ -5,6 +5,8 @@
 // _convolution_double_backward), over the typed API so that they are differentiable in turn.
 
 #include <array>
+#include <cstddef>
+#include <vector>
 
 #include "opd/ops.h"
 
@@ -18,6 +20,15 @@ struct ConvArgs {
   int64_t groups;
 };
 
+// The input's gradient of convolution(input, weight, bias), from one convolution_backward call
+// that also computes the weight's and bias's gradients where `want_weight` and `want_bias` ask
+// for them, stored in grad_inputs[weight_ix] and grad_inputs[bias_ix] for their formulas (as
+// PyTorch's one `input, weight, bias:` formula; oneDNN gets the bias gradient from the weight
+// gradient's pass).
+Tensor conv_backward_input_first(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                 const ConvArgs& a, bool want_weight, bool want_bias,
+                                 std::vector<Tensor>& grad_inputs, size_t weight_ix,
+                                 size_t bias_ix);
 // One gradient of convolution(input, weight, bias): output_mask has only `which` set.
 Tensor conv_backward_one(const Tensor& grad, const Tensor& input, const Tensor& weight,
                          const ConvArgs& a, int which);
