@@ -22,7 +22,7 @@ from ._C import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double,
                  uint8)
 from ._C import channels_last, contiguous_format, preserve_format, sparse_coo, strided
 from . import _tensor
-from . import autograd, library, linalg, ops, plugins, return_types, testing, types
+from . import autograd, library, linalg, nn, ops, plugins, return_types, testing, types
 from ._tensor import Size
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from . import tracing as _tracing
@@ -33,7 +33,7 @@ __all__ = [
     "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "manual_seed",
     "initial_seed", "Generator", "default_generator", "numel", "einsum", "tensordot",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "trace", "ops",
-    "library", "autograd", "linalg", "plugins", "testing", "PluginError", "Tag",
+    "library", "autograd", "linalg", "nn", "plugins", "testing", "PluginError", "Tag",
 ]
 
 

@@ -302,6 +302,17 @@ def torch_parameters(name):
     return params
 
 
+def test_nn_is_imported_with_the_package():
+    # As torch.nn after `import torch`: a fresh interpreter, no import of the submodule.
+    import subprocess
+    import sys
+    code = ("import opdispatch as o; f = o.nn.functional; "
+            "print(f.relu(o.tensor([-1.0, 2.0])).tolist(), o.nn.__all__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[0.0, 2.0] ['functional']"
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_signature_matches_torch(name):
     ours = [(p.name, p.default) for p in inspect.signature(getattr(F, name)).parameters.values()]
