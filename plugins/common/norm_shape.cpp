@@ -18,6 +18,24 @@ void check_norm_dtype(const char* kernel, ScalarType t) {
 
 int64_t numel_of(const std::optional<Tensor>& t) { return t && t->defined() ? t->numel() : -1; }
 
+// layer_norm's and group_norm's weight and bias: the input's dtype (PyTorch's data_ptr<T> check).
+void check_param_dtype(const Tensor& input, const std::optional<Tensor>& t) {
+  if (!t || !t->defined()) return;
+  OPD_CHECK(t->scalar_type() == input.scalar_type(), "expected scalar type {} but found {}",
+            input.scalar_type(), t->scalar_type());
+}
+
+// batch_norm's parameters and running statistics: the input's dtype, or Float for a BFloat16
+// input (PyTorch's mixed type).
+void check_batch_norm_param_dtype(const Tensor& input, const std::optional<Tensor>& t) {
+  if (!t || !t->defined()) return;
+  const ScalarType want = input.scalar_type() == kBFloat16 && t->scalar_type() == kFloat
+                              ? kFloat
+                              : input.scalar_type();
+  OPD_CHECK(t->scalar_type() == want,
+            "mixed dtype (CPU): expect parameter to have scalar type of {}", want);
+}
+
 }  // namespace
 
 LayerNormMeta layer_norm_meta(const Tensor& input, IntArrayRef normalized_shape,
@@ -50,6 +68,8 @@ LayerNormMeta layer_norm_meta(const Tensor& input, IntArrayRef normalized_shape,
               sizes_str(normalized_shape), expected, sizes_str(input_shape));
   }
   check_norm_dtype("LayerNormKernelImpl", input.scalar_type());
+  check_param_dtype(input, weight);
+  check_param_dtype(input, bias);
   LayerNormMeta m;
   const int64_t axis = input_ndim - normalized_ndim;
   for (int64_t i = 0; i < input_ndim; ++i) {
@@ -83,6 +103,8 @@ void check_group_norm(const Tensor& input, const std::optional<Tensor>& weight,
             "Expected the input to have N * C * HxW = {} elements, but got input of shape {}",
             N * C * HxW, sizes_str(input.sizes()));
   check_norm_dtype("GroupNormKernelImpl", input.scalar_type());
+  check_param_dtype(input, weight);
+  check_param_dtype(input, bias);
 }
 
 void check_batch_norm_features(const Tensor& input, const std::optional<Tensor>& weight,
@@ -107,6 +129,8 @@ int64_t check_batch_norm(const Tensor& input, const std::optional<Tensor>& weigh
   const int64_t C = input.size(1);  // IndexError below rank 2, as PyTorch's
   check_norm_dtype("batch_norm", input.scalar_type());
   check_batch_norm_features(input, weight, bias, running_mean, running_var);
+  for (const auto* t : {&weight, &bias, &running_mean, &running_var})
+    check_batch_norm_param_dtype(input, *t);
   OPD_CHECK(training || (numel_of(running_mean) >= 0 && numel_of(running_var) >= 0),
             "running_mean and running_var must be defined in evaluation mode");
   return C;
