@@ -29,7 +29,7 @@ NdLoss nd_loss(Gen& g, int64_t spatial) {
     l.input.push_back(s);
     l.target.push_back(s);
   }
-  if (g.chance(0.05)) l.target.back() += 1;         // a spatial size that does not match
+  if (g.chance(0.05)) l.target.back() += 1;              // a spatial size that does not match
   if (g.chance(0.03)) l.target.erase(l.target.begin());  // a target of the wrong rank
   l.dtype = g.float_dtype();
   l.reduction = g.integer(0, 2);
@@ -90,8 +90,8 @@ Case binary_cross_entropy(Gen& g) {
   auto [a, b] = g.broadcast_pair();
   const ScalarType dt = g.chance(0.9) ? g.float_dtype() : g.dtype();
   Arg weight = g.chance(0.6) ? g.none() : g.tensor(g.chance(0.8) ? a : b, dt);
-  return Case{{probabilities(g, a, dt), probabilities(g, g.chance(0.8) ? a : b,
-                                                      g.chance(0.9) ? dt : g.float_dtype()),
+  return Case{{probabilities(g, a, dt),
+               probabilities(g, g.chance(0.8) ? a : b, g.chance(0.9) ? dt : g.float_dtype()),
                weight, g.value(IValue(g.integer(0, 2)))},
               {}};
 }
