@@ -89,9 +89,8 @@ PadShape pad_backward_shape(PadMode mode, int dims, const Tensor& grad_output, c
     OPD_CHECK(grad_output.size(d) == self.size(d),
               "{} size unexpected at dimension {}. Expected: {}, Got: {}", name, d, self.size(d),
               grad_output.size(d));
-  OPD_CHECK(grad_output.scalar_type() == self.scalar_type(),
-            "expected scalar type {} but found {}", to_string(self.scalar_type()),
-            to_string(grad_output.scalar_type()));
+  OPD_CHECK(grad_output.scalar_type() == self.scalar_type(), "expected scalar type {} but found {}",
+            to_string(self.scalar_type()), to_string(grad_output.scalar_type()));
   return s;
 }
 

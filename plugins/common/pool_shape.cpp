@@ -46,7 +46,8 @@ void pool2d_shape_check(const Tensor& input, const Pool2dShape& s) {
   OPD_CHECK(s.sw > 0 && s.sh > 0, "stride should be greater than zero, but got dH: {} dW: {}", s.sh,
             s.sw);
   OPD_CHECK(s.dh > 0 && s.dw > 0,
-            "dilation should be greater than zero, but got dilationH: {} dilationW: {}", s.dh, s.dw);
+            "dilation should be greater than zero, but got dilationH: {} dilationW: {}", s.dh,
+            s.dw);
   const int64_t ndim = input.dim();
   const bool valid_dims = input.size(1) != 0 && input.size(2) != 0;
   if (s.channels_last) {
@@ -131,8 +132,8 @@ int64_t pooling_output_size(int64_t in, int64_t k, int64_t pad, int64_t stride, 
                             bool ceil_mode) {
   OPD_CHECK(stride != 0, "stride should not be zero");
   OPD_CHECK(pad >= 0, "pad must be non-negative, but got pad: {}", pad);
-  OPD_CHECK(pad <= k / 2, "pad should be at most half of kernel size, but got pad={} and kernel_size={}",
-            pad, k);
+  OPD_CHECK(pad <= k / 2,
+            "pad should be at most half of kernel size, but got pad={} and kernel_size={}", pad, k);
   int64_t out =
       div_rtn(in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
   // The last window must start inside the input or its left padding.
@@ -182,10 +183,11 @@ void check_pool2d_backward(const Pool2dShape& s, const Tensor& self, const Tenso
     check_dim_size(*t, ndim, ndim - 1, s.out_w);
   }
   OPD_CHECK(self.scalar_type() == grad_output.scalar_type(),
-            "expected dtype {} for `gradOutput` but got dtype {}", type_meta_name(self.scalar_type()),
-            type_meta_name(grad_output.scalar_type()));
+            "expected dtype {} for `gradOutput` but got dtype {}",
+            type_meta_name(self.scalar_type()), type_meta_name(grad_output.scalar_type()));
   if (indices != nullptr)
-    OPD_CHECK(indices->scalar_type() == kLong, "expected dtype long int for `indices` but got dtype {}",
+    OPD_CHECK(indices->scalar_type() == kLong,
+              "expected dtype long int for `indices` but got dtype {}",
               type_meta_name(indices->scalar_type()));
 }
 
@@ -234,10 +236,11 @@ Pool2dShape adaptive_avg_pool2d_backward_shape(const Tensor& grad_output, const 
   OPD_CHECK(self.scalar_type() == grad_output.scalar_type(),
             "expected dtype {} for `grad_output` but got dtype {}",
             type_meta_name(self.scalar_type()), type_meta_name(grad_output.scalar_type()));
-  OPD_CHECK(self.dim() == ndim && self.size(-3) == grad_output.size(-3) &&
-                (ndim == 3 || self.size(0) == grad_output.size(0)),
-            "adaptive_avg_pool2d_backward(): grad_output of sizes {} does not match self of sizes {}",
-            shape_str(grad_output.sizes()), shape_str(self.sizes()));
+  OPD_CHECK(
+      self.dim() == ndim && self.size(-3) == grad_output.size(-3) &&
+          (ndim == 3 || self.size(0) == grad_output.size(0)),
+      "adaptive_avg_pool2d_backward(): grad_output of sizes {} does not match self of sizes {}",
+      shape_str(grad_output.sizes()), shape_str(self.sizes()));
   check_dtype_in("adaptive_avg_pool2d_backward_cpu", self.scalar_type(),
                  TypeSet::Floating.with(kBFloat16));
   Pool2dShape s;

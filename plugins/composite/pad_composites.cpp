@@ -113,8 +113,7 @@ Tensor _pad_circular(const Tensor& self, IntArrayRef pad) {
   return copied ? out : out.clone();
 }
 
-Tensor _pad_enum(const Tensor& self, IntArrayRef pad, int64_t mode,
-                 std::optional<double> value) {
+Tensor _pad_enum(const Tensor& self, IntArrayRef pad, int64_t mode, std::optional<double> value) {
   const int64_t input_dim = self.dim();
   const int64_t n = static_cast<int64_t>(pad.size());
   OPD_CHECK(n % 2 == 0, "Padding length must be divisible by 2");

@@ -9,6 +9,7 @@
 #include "common/output.h"
 #include "common/pool_shape.h"
 #include "common/type_dispatch.h"
+#include "opd/autograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
 #include "opd/ops.h"
 
@@ -105,8 +106,11 @@ Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
     sizes.back() = 0;
     return opd::empty(sizes, TensorOptions().dtype(self.scalar_type()).device(self.device()));
   }
-  return std::get<0>(
+  Tensor out = std::get<0>(
       opd::max_pool1d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
+  // Without autograd PyTorch runs its own 1-D kernel, whose result is contiguous.
+  if (self.requires_grad() && opd::is_grad_enabled()) return out;
+  return out.contiguous();
 }
 
 Tensor avg_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,

@@ -53,7 +53,7 @@ struct AvgWindows {
     w.w0 = std::max<int64_t>(w.w0, 0);
     w.h1 = std::min(w.h1, s.in_h);
     w.w1 = std::min(w.w1, s.in_w);
-    w.divisor = divisor_override ? *divisor_override
+    w.divisor = divisor_override    ? *divisor_override
                 : count_include_pad ? padded
                                     : (w.h1 - w.h0) * (w.w1 - w.w0);
     return w;
@@ -90,7 +90,8 @@ void avg_forward(const Pool2dShape& s, const Windows& windows, const T* in, T* o
             C sum = 0;
             for (int64_t h = w.h0; h < w.h1; ++h)
               for (int64_t c = w.w0; c < w.w1; ++c) sum += static_cast<C>(x[h * s.in_w + c]);
-            y[oh * s.out_w + ow] = w.empty() ? T(0) : static_cast<T>(sum / static_cast<C>(w.divisor));
+            y[oh * s.out_w + ow] =
+                w.empty() ? T(0) : static_cast<T>(sum / static_cast<C>(w.divisor));
           }
       }
     });
@@ -164,7 +165,8 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
   const Tensor x = dense(self, s.channels_last);
   const AvgWindows windows{s, count_include_pad, divisor_override};
   OPD_DISPATCH_FLOATING_TYPES_AND2(kLong, kBFloat16, self.scalar_type(), "avg_pool2d", [&] {
-    avg_forward(s, windows, static_cast<scalar_t*>(x.data_ptr()), static_cast<scalar_t*>(out.data_ptr()));
+    avg_forward(s, windows, static_cast<scalar_t*>(x.data_ptr()),
+                static_cast<scalar_t*>(out.data_ptr()));
   });
   return out;
 }
@@ -180,9 +182,11 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArr
   if (grad_input.numel() == 0) return grad_input;
   const Tensor go = dense(grad_output, s.channels_last);
   const AvgWindows windows{s, count_include_pad, divisor_override};
-  OPD_DISPATCH_FLOATING_TYPES_AND2(kLong, kBFloat16, self.scalar_type(), "avg_pool2d_backward", [&] {
-    avg_backward(s, windows, static_cast<scalar_t*>(go.data_ptr()), static_cast<scalar_t*>(grad_input.data_ptr()));
-  });
+  OPD_DISPATCH_FLOATING_TYPES_AND2(kLong, kBFloat16, self.scalar_type(), "avg_pool2d_backward",
+                                   [&] {
+                                     avg_backward(s, windows, static_cast<scalar_t*>(go.data_ptr()),
+                                                  static_cast<scalar_t*>(grad_input.data_ptr()));
+                                   });
   return grad_input;
 }
 
@@ -192,7 +196,8 @@ Tensor _adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   if (out.numel() == 0) return out;
   const Tensor x = dense(self, s.channels_last);
   OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, self.scalar_type(), "adaptive_avg_pool2d", [&] {
-    avg_forward(s, AdaptiveWindows{s}, static_cast<scalar_t*>(x.data_ptr()), static_cast<scalar_t*>(out.data_ptr()));
+    avg_forward(s, AdaptiveWindows{s}, static_cast<scalar_t*>(x.data_ptr()),
+                static_cast<scalar_t*>(out.data_ptr()));
   });
   return out;
 }
@@ -203,10 +208,11 @@ Tensor _adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& se
       common::pool_output(self.sizes(), self.scalar_type(), self.device(), s.channels_last);
   if (grad_input.numel() == 0) return grad_input;
   const Tensor go = dense(grad_output, s.channels_last);
-  OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, self.scalar_type(), "adaptive_avg_pool2d_backward_cpu",
-                                  [&] {
-    avg_backward(s, AdaptiveWindows{s}, static_cast<scalar_t*>(go.data_ptr()), static_cast<scalar_t*>(grad_input.data_ptr()));
-  });
+  OPD_DISPATCH_FLOATING_TYPES_AND(
+      kBFloat16, self.scalar_type(), "adaptive_avg_pool2d_backward_cpu", [&] {
+        avg_backward(s, AdaptiveWindows{s}, static_cast<scalar_t*>(go.data_ptr()),
+                     static_cast<scalar_t*>(grad_input.data_ptr()));
+      });
   return grad_input;
 }
 

@@ -56,7 +56,8 @@ void max_pool_planes(const Pool2dShape& s, const T* in, T* out, int64_t* idx) {
   using C = opmath_t<T>;
   const int64_t planes = s.batch * s.channels, in_plane = s.in_h * s.in_w,
                 out_plane = s.out_h * s.out_w;
-  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_plane * s.kh * s.kw));
+  const int64_t grain =
+      std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_plane * s.kh * s.kw));
   cpu::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       const T* x = in + p * in_plane;
@@ -114,8 +115,10 @@ void max_pool_channels_last(const Pool2dShape& s, const T* in, T* out, int64_t* 
 
 // An index given to the backward must fall inside its plane (a user may pass any tensor).
 void check_index(int64_t index, int64_t plane) {
-  OPD_CHECK(index >= 0 && index < plane, "max_pool2d_with_indices_backward: index {} is out of "
-            "bounds for an input plane of {} elements", index, plane);
+  OPD_CHECK(index >= 0 && index < plane,
+            "max_pool2d_with_indices_backward: index {} is out of "
+            "bounds for an input plane of {} elements",
+            index, plane);
 }
 
 // grad_input[plane][indices] += grad_output, plane by plane (contiguous) or image by image
@@ -175,7 +178,8 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, IntArrayR
   OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, self.scalar_type(), "max_pool2d", [&] {
     const scalar_t* in = static_cast<scalar_t*>(x.data_ptr());
     if (s.channels_last)
-      max_pool_channels_last(s, in, static_cast<scalar_t*>(out.data_ptr()), indices.data_ptr<int64_t>());
+      max_pool_channels_last(s, in, static_cast<scalar_t*>(out.data_ptr()),
+                             indices.data_ptr<int64_t>());
     else
       max_pool_planes(s, in, static_cast<scalar_t*>(out.data_ptr()), indices.data_ptr<int64_t>());
   });

@@ -3,8 +3,9 @@
 // [Pooling layouts]. Each output row (column) reads two input rows (columns) i0, i1 with weights
 // l0, l1, computed once per call as PyTorch 1.13 computes them (UpSample.h: nearest_idx,
 // area_pixel_compute_scale, compute_source_index_and_lambda; float for float and BFloat16,
-// double for double): nearest copies (i1 = i0, l1 = 0 unused, so inf and NaN pass unchanged). The backward adds each output gradient,
-// weighted, to the input elements it was read from, plane by plane (or image by image).
+// double for double): nearest copies (i1 = i0, l1 = 0 unused, so inf and NaN pass unchanged). The
+// backward adds each output gradient, weighted, to the input elements it was read from, plane by
+// plane (or image by image).
 
 #include <algorithm>
 #include <cmath>
@@ -74,7 +75,8 @@ Taps<C> linear_taps(int64_t in, int64_t out, bool align_corners, std::optional<d
       t.l1.push_back(C(0));
       continue;
     }
-    C real = align_corners ? ratio * static_cast<C>(o) : ratio * (static_cast<C>(o) + C(0.5)) - C(0.5);
+    C real =
+        align_corners ? ratio * static_cast<C>(o) : ratio * (static_cast<C>(o) + C(0.5)) - C(0.5);
     if (!align_corners && real < 0) real = 0;
     const int64_t i0 = static_cast<int64_t>(real);
     const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
@@ -93,7 +95,7 @@ struct Geometry {
 };
 
 Geometry geometry(IntArrayRef input_size, IntArrayRef output_size, bool channels_last) {
-  return {input_size[0], input_size[1], input_size[2], input_size[3],
+  return {input_size[0],  input_size[1],  input_size[2], input_size[3],
           output_size[0], output_size[1], channels_last};
 }
 
@@ -104,7 +106,8 @@ Tensor dense(const Tensor& t, bool channels_last) {
 }
 
 template <class T, class C>
-void upsample_forward(bool nearest, const Geometry& g, const Taps<C>& th, const Taps<C>& tw, const T* in, T* out) {
+void upsample_forward(bool nearest, const Geometry& g, const Taps<C>& th, const Taps<C>& tw,
+                      const T* in, T* out) {
   // A "unit" is a plane (contiguous, nc = 1) or an image (channels-last, nc = channels).
   const int64_t nc = g.channels_last ? g.channels : 1;
   const int64_t units = g.channels_last ? g.batch : g.batch * g.channels;
@@ -136,7 +139,8 @@ void upsample_forward(bool nearest, const Geometry& g, const Taps<C>& th, const 
 }
 
 template <class T, class C>
-void upsample_backward(bool nearest, const Geometry& g, const Taps<C>& th, const Taps<C>& tw, const T* go, T* gi) {
+void upsample_backward(bool nearest, const Geometry& g, const Taps<C>& th, const Taps<C>& tw,
+                       const T* go, T* gi) {
   const int64_t nc = g.channels_last ? g.channels : 1;
   const int64_t units = g.channels_last ? g.batch : g.batch * g.channels;
   const int64_t in_unit = g.in_h * g.in_w * nc, out_unit = g.out_h * g.out_w * nc;
@@ -215,15 +219,17 @@ Tensor upsample_2d_backward(const Tensor& grad_output, IntArrayRef output_size,
   if (grad_input.numel() == 0) return grad_input;
   const Tensor go = dense(grad_output, cl);
   const Geometry g = geometry(input_size, output_size, cl);
-  OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, grad_output.scalar_type(), "upsample_2d_backward", [&] {
-    using C = opmath_t<scalar_t>;
-    const Taps<C> th = linear ? linear_taps<C>(g.in_h, g.out_h, align_corners, scales_h)
-                              : nearest_taps<C>(g.in_h, g.out_h, scales_h);
-    const Taps<C> tw = linear ? linear_taps<C>(g.in_w, g.out_w, align_corners, scales_w)
-                              : nearest_taps<C>(g.in_w, g.out_w, scales_w);
-    upsample_backward<scalar_t, C>(!linear, g, th, tw, static_cast<const scalar_t*>(go.data_ptr()),
-                                   static_cast<scalar_t*>(grad_input.data_ptr()));
-  });
+  OPD_DISPATCH_FLOATING_TYPES_AND(
+      kBFloat16, grad_output.scalar_type(), "upsample_2d_backward", [&] {
+        using C = opmath_t<scalar_t>;
+        const Taps<C> th = linear ? linear_taps<C>(g.in_h, g.out_h, align_corners, scales_h)
+                                  : nearest_taps<C>(g.in_h, g.out_h, scales_h);
+        const Taps<C> tw = linear ? linear_taps<C>(g.in_w, g.out_w, align_corners, scales_w)
+                                  : nearest_taps<C>(g.in_w, g.out_w, scales_w);
+        upsample_backward<scalar_t, C>(!linear, g, th, tw,
+                                       static_cast<const scalar_t*>(go.data_ptr()),
+                                       static_cast<scalar_t*>(grad_input.data_ptr()));
+      });
   return grad_input;
 }
 

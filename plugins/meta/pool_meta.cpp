@@ -29,7 +29,8 @@ Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor&
 }
 
 Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
-                  IntArrayRef padding, bool ceil_mode, bool, std::optional<int64_t> divisor_override) {
+                  IntArrayRef padding, bool ceil_mode, bool,
+                  std::optional<int64_t> divisor_override) {
   const common::Pool2dShape s =
       common::avg_pool2d_shape(self, kernel_size, stride, padding, ceil_mode, divisor_override);
   return common::pool_output(s.out_sizes, self.scalar_type(), self.device(), s.channels_last);

@@ -27,8 +27,8 @@ Tensor upsample_nearest2d_backward(const Tensor& grad_output, IntArrayRef output
                              common::is_channels_last_2d(grad_output));
 }
 
-Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool,
-                           std::optional<double>, std::optional<double>) {
+Tensor upsample_bilinear2d(const Tensor& self, IntArrayRef output_size, bool, std::optional<double>,
+                           std::optional<double>) {
   const std::vector<int64_t> sizes =
       common::upsample_2d_meta(self, output_size, "compute_indices_weights_linear", false);
   return common::pool_output(sizes, self.scalar_type(), self.device(),
