@@ -1,7 +1,7 @@
 // Small neural-network operators as PyTorch composes them (issue #32 §1): one_hot (zeros and
 // scatter_), relu6 and relu6_ (hardtanh to [0, 6]), cosine_similarity and pairwise_distance
 // (vector norms), scaled_dot_product_attention (PyTorch 2.x's math path: two matmuls around a
-// softmax), all CompositeImplicitAutograd, so autograd sees the operators they call; and gelu_
+// softmax), bilinear (x1^T W x2 + b over matmul), all CompositeImplicitAutograd, so autograd sees the operators they call; and gelu_
 // and gelu.out, CompositeExplicitAutograd over gelu's kernel (its numerics unchanged), which
 // autograd differentiates through gelu's derivative entry.
 
@@ -211,6 +211,44 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   attn = opd::softmax(attn, -1, std::nullopt);
   if (dropout_p > 0.0) attn = opd::dropout(attn, dropout_p, true);
   return opd::matmul(attn, value);
+}
+
+// out[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o], PyTorch 1.13's checks and texts;
+// computed as (x1 W) . x2 over flattened batches (PyTorch's _trilinear is not an operator here).
+Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight,
+                const std::optional<Tensor>& bias) {
+  const bool has_bias = bias.has_value() && bias->defined();
+  OPD_CHECK(input1.dim() == input2.dim(),
+            "bilinear(): input dimensions do not match: got {} and {}", input1.dim(), input2.dim());
+  for (int64_t i = 0; i + 1 < input1.dim(); ++i) {
+    OPD_CHECK(input1.size(i) == input2.size(i),
+              "bilinear(): input batch dimensions do not match at dim {}: got {} and {}", i,
+              input1.size(i), input2.size(i));
+  }
+  OPD_CHECK(input1.size(-1) == weight.size(1),
+            "bilinear(): input1 size does not match weight size: got {} but expected {}",
+            input1.size(-1), weight.size(1));
+  OPD_CHECK(input2.size(-1) == weight.size(2),
+            "bilinear(): input2 size does not match weight size: got {} but expected {}",
+            input2.size(-1), weight.size(2));
+  OPD_CHECK(!has_bias || bias->size(0) == weight.size(0),
+            "bilinear(): bias size does not match weight size: got {} but expected {}",
+            has_bias ? bias->size(0) : 0, weight.size(0));
+  for (const Tensor* t : {&input2, &weight}) {
+    OPD_CHECK(t->scalar_type() == input1.scalar_type(),
+              "expected scalar type {} but found {}", input1.scalar_type(), t->scalar_type());
+  }
+  std::vector<int64_t> output_size(input1.sizes().begin(), input1.sizes().end() - 1);
+  output_size.push_back(weight.size(0));
+  const Tensor x1 = input1.reshape({-1, input1.size(-1)});  // [B, I]
+  const Tensor x2 = input2.reshape({-1, input2.size(-1)});  // [B, J]
+  const Tensor x1_w = opd::matmul(x1, weight);               // [O, B, J]
+  const std::vector<int64_t> last{-1};
+  Tensor output = opd::transpose(
+      opd::sum(opd::mul(x1_w, x2), IntArrayRef(last), false, std::nullopt), 0, 1);
+  output = output.reshape(output_size);
+  if (has_bias) output = opd::add(output, *bias);
+  return output;
 }
 
 }  // namespace opd::native

@@ -293,6 +293,36 @@ def errors_sdpa(op, make):
                      r"not be set when is_causal=True")
 
 
+# ---- bilinear ------------------------------------------------------------------------------
+
+def sample_bilinear(op, make, dtype, rg):
+    def x(shape, **kw):
+        return make(shape, requires_grad=rg, **kw)
+    yield SampleInput(x((2, 3)), args=(x((2, 4)), x((5, 3, 4)), x((5,))), name="2-d, bias")
+    yield SampleInput(x((2, 3, 3)), args=(x((2, 3, 4)), x((5, 3, 4))), name="batched, no bias")
+    yield SampleInput(x((3,)), args=(x((4,)), x((2, 3, 4)), x((2,))), name="1-d")
+    yield SampleInput(x((3, 2), noncontiguous=True), args=(x((4, 3)).t(), x((5, 2, 3))),
+                      name="strided")
+    yield SampleInput(x((0, 3)), args=(x((0, 4)), x((5, 3, 4)), x((5,))), name="empty batch")
+
+
+def errors_bilinear(op, make):
+    w = make((5, 3, 4))
+    yield ErrorInput(SampleInput(make((2, 3)), args=(make((2, 2, 4)), w)), RuntimeError,
+                     r"^bilinear\(\): input dimensions do not match: got 2 and 3")
+    yield ErrorInput(SampleInput(make((2, 3)), args=(make((3, 4)), w)), RuntimeError,
+                     r"^bilinear\(\): input batch dimensions do not match at dim 0: got 2 and 3")
+    yield ErrorInput(SampleInput(make((2, 2)), args=(make((2, 4)), w)), RuntimeError,
+                     r"^bilinear\(\): input1 size does not match weight size: got 2 but expected 3")
+    yield ErrorInput(SampleInput(make((2, 3)), args=(make((2, 5)), w)), RuntimeError,
+                     r"^bilinear\(\): input2 size does not match weight size: got 5 but expected 4")
+    yield ErrorInput(SampleInput(make((2, 3)), args=(make((2, 4)), w, make((4,)))), RuntimeError,
+                     r"^bilinear\(\): bias size does not match weight size: got 4 but expected 5")
+    yield ErrorInput(SampleInput(make((2, 3)), args=(make((2, 4)),
+                                                     make((5, 3, 4), dtype_override="float64"))),
+                     RuntimeError, r"^expected scalar type Float but found Double")
+
+
 # ---- the table -------------------------------------------------------------------------------
 
 OP_DB = [
@@ -330,4 +360,9 @@ OP_DB = [
     OpInfo("scaled_dot_product_attention.dropout", op=_sdpa, ref=_sdpa_dropout_ref,
            method=False, supports_out=False, dtypes=FLOAT, sample_inputs=sample_sdpa_dropout,
            nondeterministic=True, supports_autograd=False),
+    # No bfloat16: the product x1 W is rounded to bfloat16 before its sum over j, where torch's
+    # _trilinear (bmm) rounds once; 2.5% apart on sums of 12 terms.
+    OpInfo("bilinear", op=_aten("bilinear"), method=False, supports_out=False, dtypes=FLOAT,
+           sample_inputs=sample_bilinear, error_inputs=errors_bilinear, supports_gradgrad=True,
+           tol={"float32": (1e-3, 1e-4)}),  # sums of products of |x| < 9 cancel: 1e-4 apart
 ]
