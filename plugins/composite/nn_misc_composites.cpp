@@ -1,9 +1,9 @@
 // Small neural-network operators as PyTorch composes them (issue #32 §1): one_hot (zeros and
 // scatter_), relu6 and relu6_ (hardtanh to [0, 6]), cosine_similarity and pairwise_distance
 // (vector norms), scaled_dot_product_attention (PyTorch 2.x's math path: two matmuls around a
-// softmax), bilinear (x1^T W x2 + b over matmul), all CompositeImplicitAutograd, so autograd sees the operators they call; and gelu_
-// and gelu.out, CompositeExplicitAutograd over gelu's kernel (its numerics unchanged), which
-// autograd differentiates through gelu's derivative entry.
+// softmax), bilinear (x1^T W x2 + b over matmul), all CompositeImplicitAutograd, so autograd sees
+// the operators they call; and gelu_ and gelu.out, CompositeExplicitAutograd over gelu's kernel
+// (its numerics unchanged), which autograd differentiates through gelu's derivative entry.
 
 #include <algorithm>
 #include <cmath>
@@ -165,9 +165,9 @@ Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double
   const Tensor a = a0.sizes() == IntArrayRef(shape) ? a0 : a0.expand(shape);
   const Tensor b = b0.sizes() == IntArrayRef(shape) ? b0 : b0.expand(shape);
   const std::vector<int64_t> dims{dim};
-  return opd::sum(opd::mul(opd::div(a, clamped_norm(a, dim, eps)),
-                           opd::div(b, clamped_norm(b, dim, eps))),
-                  IntArrayRef(dims), false, std::nullopt);
+  return opd::sum(
+      opd::mul(opd::div(a, clamped_norm(a, dim, eps)), opd::div(b, clamped_norm(b, dim, eps))),
+      IntArrayRef(dims), false, std::nullopt);
 }
 
 // The p-norm of x1 - x2 + eps over the last dimension of the broadcast shape.
@@ -235,17 +235,17 @@ Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight
             "bilinear(): bias size does not match weight size: got {} but expected {}",
             has_bias ? bias->size(0) : 0, weight.size(0));
   for (const Tensor* t : {&input2, &weight}) {
-    OPD_CHECK(t->scalar_type() == input1.scalar_type(),
-              "expected scalar type {} but found {}", input1.scalar_type(), t->scalar_type());
+    OPD_CHECK(t->scalar_type() == input1.scalar_type(), "expected scalar type {} but found {}",
+              input1.scalar_type(), t->scalar_type());
   }
   std::vector<int64_t> output_size(input1.sizes().begin(), input1.sizes().end() - 1);
   output_size.push_back(weight.size(0));
   const Tensor x1 = input1.reshape({-1, input1.size(-1)});  // [B, I]
   const Tensor x2 = input2.reshape({-1, input2.size(-1)});  // [B, J]
-  const Tensor x1_w = opd::matmul(x1, weight);               // [O, B, J]
+  const Tensor x1_w = opd::matmul(x1, weight);              // [O, B, J]
   const std::vector<int64_t> last{-1};
-  Tensor output = opd::transpose(
-      opd::sum(opd::mul(x1_w, x2), IntArrayRef(last), false, std::nullopt), 0, 1);
+  Tensor output =
+      opd::transpose(opd::sum(opd::mul(x1_w, x2), IntArrayRef(last), false, std::nullopt), 0, 1);
   output = output.reshape(output_size);
   if (has_bias) output = opd::add(output, *bias);
   return output;
