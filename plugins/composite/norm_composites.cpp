@@ -1,11 +1,14 @@
 // The normalisation front operators, as PyTorch 1.13 composes them: batch_norm (over
 // native_batch_norm directly: PyTorch's _batch_norm_impl_index, which picks cuDNN/MIOpen, is
 // left out), layer_norm, group_norm, instance_norm, and PyTorch 2.x's _native_batch_norm_legit
-// (.no_stats) over native_batch_norm.
+// (.no_stats) over native_batch_norm; native_batch_norm.out (PyTorch 1.13: a CPU kernel) over the
+// functional form.
 
 #include <tuple>
 
 #include "common/norm_shape.h"
+#include "common/output.h"
+#include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
 #include "opd/ops.h"
 
@@ -18,6 +21,25 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
   common::check_batch_norm_features(input, weight, bias, running_mean, running_var);
   return std::get<0>(
       opd::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
+}
+
+// The functional results written into out, save_mean and save_invstd, as a structured out=
+// kernel writes them (dtype and device checked, resized with resize_output's warning).
+std::tuple<Tensor&, Tensor&, Tensor&> native_batch_norm_out(
+    const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+    const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
+    bool training, double momentum, double eps, Tensor& out, Tensor& save_mean,
+    Tensor& save_invstd) {
+  const auto result = opd::native_batch_norm(input, weight, bias, running_mean, running_var,
+                                             training, momentum, eps);
+  Tensor* outs[] = {&out, &save_mean, &save_invstd};
+  const Tensor* values[] = {&std::get<0>(result), &std::get<1>(result), &std::get<2>(result)};
+  for (int i = 0; i < 3; ++i) {
+    common::structured_output("native_batch_norm", *outs[i], values[i]->sizes(),
+                              values[i]->scalar_type(), values[i]->device());
+    outs[i]->copy_(*values[i]);
+  }
+  return {out, save_mean, save_invstd};
 }
 
 std::tuple<Tensor, Tensor, Tensor> _native_batch_norm_legit(
