@@ -202,6 +202,12 @@ void add_norm_op_cases(std::map<std::string, CaseFn>& m) {
     c.args.push_back(g.value(IValue(false)));
     return c;
   };
+  m["native_batch_norm.out"] = [](Gen& g) {
+    Case c = native_batch_norm_case(g);
+    for (const char* name : {"out", "save_mean", "save_invstd"})
+      c.named[name] = g.tensor(g.chance(0.7) ? Shape{0} : g.shape(), mostly_floating(g));
+    return c;
+  };
   m["native_batch_norm_backward"] = native_batch_norm_backward_case;
   m["instance_norm"] = [](Gen& g) {
     Shape in = batch_norm_input(g);
