@@ -227,6 +227,17 @@ def aten_op(name, overload):
     return op
 
 
+def _float_keeping_strides(lib, t):
+    """``t.float()`` with ``t``'s own strides. ``.float()`` of an expanded tensor (a zero stride)
+    makes a dense copy in a layout of its own choosing, which changes the layout some operators
+    give their result (torch's pooling of a bfloat16 input of strides (0, 1, 20, 4) returns
+    contiguous strides, of its float32 copy channels-last ones)."""
+    if lib.__name__ != "torch" or 0 not in t.stride() or t.numel() <= 1:
+        return t.float()
+    whole = lib.empty(0, dtype=t.dtype).set_(t.storage())
+    return whole.float().as_strided(t.size(), t.stride(), t.storage_offset())
+
+
 def ref_in_float32(op):
     """A ``ref`` running ``op`` in torch on float32 copies of its bfloat16/float16 tensors and
     rounding floating results back: for an operator whose torch 1.13 CPU kernel accumulates in
@@ -239,7 +250,7 @@ def ref_in_float32(op):
             return type(value)(widen(lib, v, seen) for v in value)
         if isinstance(value, lib.Tensor) and dtype_name(value.dtype) in low:
             seen.append(dtype_name(value.dtype))
-            return value.float()
+            return _float_keeping_strides(lib, value)
         return value
 
     def ref(lib, *args, **kwargs):

@@ -257,7 +257,8 @@ def errors_adaptive_avg_pool1d(op, make):
 
 def _entry(name, samples, errors=None, dtypes=POOL, **kw):
     # bfloat16 sums are in float here; torch 1.13 adds some (the backward's) in bfloat16.
-    return OpInfo(name, op=_aten(name), ref=ref_in_float32(_aten(name)), method=False, supports_out=False, dtypes=dtypes,
+    return OpInfo(name, op=_aten(name), ref=ref_in_float32(_aten(name)), method=False,
+                  supports_out=False, dtypes=dtypes,
                   sample_inputs=samples, error_inputs=errors, compare_strides=True,
                   supports_gradgrad=True, **kw)
 
@@ -265,8 +266,10 @@ def _entry(name, samples, errors=None, dtypes=POOL, **kw):
 OP_DB = [
     _entry("max_pool2d_with_indices", sample_max_pool2d, errors_max_pool2d),
     _entry("max_pool2d", sample_max_pool2d, errors_max_pool2d),
+    # Dense layouts only: torch 1.13's double backward of this operator views its strided
+    # inputs ("view size is not compatible with input tensor's size and stride").
     _entry("max_pool2d_with_indices_backward", sample_max_pool2d_backward,
-           errors_max_pool2d_backward),
+           errors_max_pool2d_backward, layouts=("contiguous", "offset")),
     _entry("max_pool1d", sample_max_pool1d, errors_max_pool1d),
     _entry("max_pool1d_with_indices", sample_max_pool1d, errors_max_pool1d_with_indices),
     _entry("avg_pool2d", sample_avg_pool2d, errors_avg_pool2d, dtypes=AVG),

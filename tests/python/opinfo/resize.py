@@ -166,7 +166,8 @@ def sample_pixel_shuffle(op, make, dtype, requires_grad):
     yield SampleInput(make((1, 4, 3, 5), noncontiguous=True, requires_grad=requires_grad),
                       args=(1,))
     yield SampleInput(_channels_last(make, (2, 8, 3, 3), requires_grad), args=(2,))
-    yield SampleInput(make((0, 4, 2, 2), requires_grad=requires_grad), args=(2,))
+    if not requires_grad:  # torch 1.13's PixelShuffleBackward0 gives an empty batch a wrong shape
+        yield SampleInput(make((0, 4, 2, 2)), args=(2,))
 
 
 def sample_pixel_unshuffle(op, make, dtype, requires_grad):
