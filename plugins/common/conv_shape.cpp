@@ -138,6 +138,21 @@ ConvParams conv_check(const Tensor& input, const Tensor& weight,
               "Given transposed=1, weight of size {}, expected bias to be 1-dimensional with {} "
               "elements, but got bias of size {} instead",
               ws, w[1] * groups, shape_str(bias_opt->sizes()));
+    // slow_conv_transpose2d's output size check (1-D runs as 2-D with a height of 1).
+    std::string in_s = dims == 1 ? "1" : "", out_s = dims == 1 ? "1" : "";
+    bool positive = true;
+    for (int64_t d = 0; d < dims; ++d) {
+      const int64_t i = input.size(d + 2);
+      const int64_t o = (i - 1) * p.stride[d] - 2 * p.padding[d] + p.dilation[d] * (w[d + 2] - 1) +
+                        1 + p.output_padding[d];
+      positive = positive && o > 0;
+      in_s += fmt::format("{}{}", in_s.empty() ? "" : " x ", i);
+      out_s += fmt::format("{}{}", out_s.empty() ? "" : " x ", o);
+    }
+    OPD_CHECK(positive,
+              "Given input size per channel: ({}). Calculated output size per channel: ({}). "
+              "Output size is too small",
+              in_s, out_s);
     if (dims == 2 || dims == 1) {
       // slow_conv_transpose2d's shape check (conv_transpose1d runs as a 2-D one in PyTorch).
       const int64_t oh = p.output_padding[0], ow = p.output_padding[dims - 1];
@@ -156,6 +171,14 @@ ConvParams conv_check(const Tensor& input, const Tensor& weight,
     }
   }
   return p;
+}
+
+void conv_check_supported_dtype(ScalarType t, const ConvParams& p) {
+  if (t == kFloat || t == kDouble || t == kBFloat16) return;
+  const char* name = p.transposed ? (p.dims() == 3 ? "slow_conv_transpose3d_out_cpu"
+                                                   : "slow_conv_transpose2d_out_cpu")
+                                  : (p.dims() == 3 ? "slow_conv3d_cpu" : "slow_conv2d_cpu");
+  OPD_CHECK(false, "\"{}\" not implemented for '{}'", name, to_string(t));
 }
 
 void conv_check_dtypes(const Tensor& input, const Tensor& weight,

@@ -34,12 +34,17 @@ ConvParams conv_check(const Tensor& input, const Tensor& weight,
                       IntArrayRef padding, IntArrayRef dilation, bool transposed,
                       IntArrayRef output_padding, int64_t groups);
 
+// The dtypes PyTorch 1.13's CPU convolutions take: float, double, bfloat16; else Error
+// "\"slow_conv2d_cpu\" not implemented for 'Half'" (its fallback kernel's name). Meta checks
+// the dtypes as CPU does, so that both refuse the same calls.
+void conv_check_supported_dtype(ScalarType t, const ConvParams& p);
+
 // convolution_backward's checks of grad_output against the convolution `p` of input by weight:
 // the convolution's output sizes and input's dtype.
 void conv_check_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
                          const ConvParams& p);
 
-// The dtype checks of PyTorch 1.13's CPU backends (made after the shape checks, CPU only):
+// The dtype checks of PyTorch 1.13's CPU backends (made after the shape checks; Meta too):
 // "Input type (torch.FloatTensor) and weight type (torch.DoubleTensor) should be the same or
 // input should be a MKLDNN tensor and weight is a dense tensor" (float and bfloat16 inputs),
 // "expected scalar type Double but found Float" (others), "Input type (float) and bias type

@@ -46,14 +46,6 @@ Geometry geometry(IntArrayRef src, IntArrayRef weight, IntArrayRef dst, const Co
   return g;
 }
 
-void check_dtype(ScalarType t, const ConvParams& p) {
-  if (t == kFloat || t == kDouble || t == kBFloat16) return;
-  const char* name = p.transposed ? (p.dims() == 3 ? "slow_conv_transpose3d_out_cpu"
-                                                   : "slow_conv_transpose2d_out_cpu")
-                                  : (p.dims() == 3 ? "slow_conv3d_cpu" : "slow_conv2d_cpu");
-  OPD_CHECK(false, "\"{}\" not implemented for '{}'", name, to_string(t));
-}
-
 bool empty_case(const Geometry& g) {
   int64_t s = 1, w = 1, d = 1;
   for (int64_t v : g.src) s *= v;
@@ -146,7 +138,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
   const ConvParams p = common::conv_check(input, weight, bias, stride, padding, dilation,
                                           transposed, output_padding, groups);
   common::conv_check_dtypes(input, weight, bias);
-  check_dtype(input.scalar_type(), p);
+  common::conv_check_supported_dtype(input.scalar_type(), p);
   const MemoryFormat fmt = common::conv_memory_format(input, weight, transposed);
   const std::vector<int64_t> out_sizes = common::conv_output_size(input.sizes(), weight.sizes(), p);
   Tensor out = common::conv_empty(out_sizes, input, fmt);
@@ -167,7 +159,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
   const ConvParams p = common::conv_check(input, weight, std::nullopt, stride, padding, dilation,
                                           transposed, output_padding, groups);
   common::conv_check_backward(grad_output, input, weight, p);
-  check_dtype(input.scalar_type(), p);
+  common::conv_check_supported_dtype(input.scalar_type(), p);
   (void)bias_sizes;
   const MemoryFormat fmt = common::conv_memory_format(input, weight, transposed);
   const Tensor x = common::conv_contiguous(input, fmt);

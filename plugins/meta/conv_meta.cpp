@@ -15,6 +15,8 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
                    IntArrayRef output_padding, int64_t groups) {
   const common::ConvParams p = common::conv_check(input, weight, bias, stride, padding, dilation,
                                                   transposed, output_padding, groups);
+  common::conv_check_dtypes(input, weight, bias);
+  common::conv_check_supported_dtype(input.scalar_type(), p);
   return common::conv_empty(common::conv_output_size(input.sizes(), weight.sizes(), p), input,
                             common::conv_memory_format(input, weight, transposed));
 }
@@ -27,6 +29,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
   const common::ConvParams p = common::conv_check(input, weight, std::nullopt, stride, padding,
                                                   dilation, transposed, output_padding, groups);
   common::conv_check_backward(grad_output, input, weight, p);
+  common::conv_check_supported_dtype(input.scalar_type(), p);
   const MemoryFormat fmt = common::conv_memory_format(input, weight, transposed);
   Tensor gi, gw, gb;
   if (output_mask[0]) gi = common::conv_empty(input.sizes(), input, fmt);
