@@ -78,7 +78,9 @@ Taps<C> linear_taps(int64_t in, int64_t out, bool align_corners, std::optional<d
     C real =
         align_corners ? ratio * static_cast<C>(o) : ratio * (static_cast<C>(o) + C(0.5)) - C(0.5);
     if (!align_corners && real < 0) real = 0;
-    const int64_t i0 = static_cast<int64_t>(real);
+    // Clamped as PyTorch's compute_source_index_and_lambda: a scale given with an output size
+    // it does not describe (scales_h=0.5 for twice the input) reaches past the input.
+    const int64_t i0 = std::min(static_cast<int64_t>(real), in - 1);
     const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
     const C l1 = std::min<C>(std::max<C>(real - static_cast<C>(i0), C(0)), C(1));
     t.i0.push_back(i0);

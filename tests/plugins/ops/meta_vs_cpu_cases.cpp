@@ -838,6 +838,7 @@ std::map<std::string, CaseFn> build() {
   add_surface_op_cases(m);
   add_loss_op_cases(m);
   add_norm_op_cases(m);
+  add_pool_op_cases(m);
   add_conv_op_cases(m);
   return m;
 }

@@ -147,6 +147,8 @@ void add_surface_op_cases(std::map<std::string, CaseFn>& m);
 void add_loss_op_cases(std::map<std::string, CaseFn>& m);
 // Those of the normalisation, embedding and dropout operators (meta_vs_cpu_cases_norm.cpp).
 void add_norm_op_cases(std::map<std::string, CaseFn>& m);
+// Those of the pooling operators, one_hot and bilinear (meta_vs_cpu_cases_pool.cpp).
+void add_pool_op_cases(std::map<std::string, CaseFn>& m);
 // Those of the convolutions (meta_vs_cpu_cases_conv.cpp).
 void add_conv_op_cases(std::map<std::string, CaseFn>& m);
 // The schema-driven generator of an operator without a hand-written one (Note [Default case
