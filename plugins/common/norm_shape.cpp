@@ -29,9 +29,8 @@ void check_param_dtype(const Tensor& input, const std::optional<Tensor>& t) {
 // input (PyTorch's mixed type).
 void check_batch_norm_param_dtype(const Tensor& input, const std::optional<Tensor>& t) {
   if (!t || !t->defined()) return;
-  const ScalarType want = input.scalar_type() == kBFloat16 && t->scalar_type() == kFloat
-                              ? kFloat
-                              : input.scalar_type();
+  const ScalarType want =
+      input.scalar_type() == kBFloat16 && t->scalar_type() == kFloat ? kFloat : input.scalar_type();
   OPD_CHECK(t->scalar_type() == want,
             "mixed dtype (CPU): expect parameter to have scalar type of {}", want);
 }
@@ -64,7 +63,8 @@ LayerNormMeta layer_norm_meta(const Tensor& input, IntArrayRef normalized_shape,
     std::string expected = "[*";
     for (int64_t s : normalized_shape) expected += fmt::format(", {}", s);
     expected += "]";
-    OPD_CHECK(false, "Given normalized_shape={}, expected input with shape {}, but got input of size{}",
+    OPD_CHECK(false,
+              "Given normalized_shape={}, expected input with shape {}, but got input of size{}",
               sizes_str(normalized_shape), expected, sizes_str(input_shape));
   }
   check_norm_dtype("LayerNormKernelImpl", input.scalar_type());

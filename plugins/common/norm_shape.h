@@ -14,8 +14,8 @@ namespace opd::common {
 // ---- layer_norm ---------------------------------------------------------------------------------
 
 struct LayerNormMeta {
-  int64_t M = 1;                   // rows: the product of the leading (not normalised) sizes
-  int64_t N = 1;                   // row length: the product of normalized_shape
+  int64_t M = 1;                    // rows: the product of the leading (not normalised) sizes
+  int64_t N = 1;                    // row length: the product of normalized_shape
   std::vector<int64_t> stat_sizes;  // mean/rstd: the leading sizes, then a 1 per normalised dim
 };
 

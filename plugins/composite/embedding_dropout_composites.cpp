@@ -36,16 +36,14 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t, bool, boo
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights,
                           int64_t padding_idx, bool scale_grad_by_freq, bool sparse) {
   OPD_CHECK(!sparse, "embedding_backward: sparse gradients are not supported (no sparse tensors)");
-  return opd::embedding_dense_backward(grad, indices, num_weights, padding_idx,
-                                       scale_grad_by_freq);
+  return opd::embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq);
 }
 
 // The sum of grad's rows into the rows of a [num_weights, D] gradient, index_add_ as PyTorch's
 // CPU kernel; rows of padding_idx get nothing, and with scale_grad_by_freq each row is divided
 // by the number of times its index occurs.
 Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices,
-                                int64_t num_weights, int64_t padding_idx,
-                                bool scale_grad_by_freq) {
+                                int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
   const ScalarType it = indices.scalar_type();
   OPD_CHECK(it == kLong || it == kInt,
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
@@ -57,13 +55,13 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   Tensor rows = grad_output.reshape({idx.numel(), D});
   if (padding_idx >= 0) rows = rows.masked_fill(opd::eq(idx, padding_idx).unsqueeze(1), 0.0);
   if (scale_grad_by_freq) {
-    Tensor counts = opd::zeros({num_weights}, TensorOptions(grad_output.scalar_type())
-                                                  .device(grad_output.device()));
+    Tensor counts = opd::zeros(
+        {num_weights}, TensorOptions(grad_output.scalar_type()).device(grad_output.device()));
     counts.index_add_(0, idx, opd::ones_like(idx, TensorOptions(grad_output.scalar_type())));
     rows = rows.div(opd::index_select(counts, 0, idx).unsqueeze(1));
   }
-  Tensor result = opd::zeros({num_weights, D}, TensorOptions(grad_output.scalar_type())
-                                                   .device(grad_output.device()));
+  Tensor result = opd::zeros({num_weights, D},
+                             TensorOptions(grad_output.scalar_type()).device(grad_output.device()));
   result.index_add_(0, idx, rows);
   return result;
 }

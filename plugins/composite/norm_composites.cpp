@@ -19,8 +19,8 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& running_var, bool training, double momentum,
                   double eps, bool) {
   common::check_batch_norm_features(input, weight, bias, running_mean, running_var);
-  return std::get<0>(
-      opd::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
+  return std::get<0>(opd::native_batch_norm(input, weight, bias, running_mean, running_var,
+                                            training, momentum, eps));
 }
 
 // The functional results written into out, save_mean and save_invstd, as a structured out=
@@ -52,8 +52,8 @@ std::tuple<Tensor, Tensor, Tensor> _native_batch_norm_legit(
 std::tuple<Tensor, Tensor, Tensor> _native_batch_norm_legit_no_stats(
     const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
     bool training, double momentum, double eps) {
-  return opd::native_batch_norm(input, weight, bias, std::nullopt, std::nullopt, training,
-                                momentum, eps);
+  return opd::native_batch_norm(input, weight, bias, std::nullopt, std::nullopt, training, momentum,
+                                eps);
 }
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape,
@@ -91,9 +91,9 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight,
     return t->repeat({b});
   };
   std::optional<Tensor> mean_r = repeated(running_mean), var_r = repeated(running_var);
-  const Tensor out = opd::batch_norm(input.contiguous().view(shape), repeated(weight),
-                                     repeated(bias), mean_r, var_r, use_input_stats, momentum, eps,
-                                     cudnn_enabled);
+  const Tensor out =
+      opd::batch_norm(input.contiguous().view(shape), repeated(weight), repeated(bias), mean_r,
+                      var_r, use_input_stats, momentum, eps, cudnn_enabled);
   if (has_mean) running_mean->copy_(mean_r->view({b, c}).mean(std::vector<int64_t>{0}, false));
   if (has_var) running_var->copy_(var_r->view({b, c}).mean(std::vector<int64_t>{0}, false));
   return out.view(input.sizes());

@@ -161,8 +161,8 @@ Tensor in_format_of(const Tensor& out, const Tensor& input) {
 // Splits [0, n) into at most get_num_threads() chunks and runs fn(chunk, begin, end) on each.
 template <class F>
 int64_t for_chunks(int64_t n, int64_t grain, F&& fn) {
-  const int64_t chunks =
-      std::max<int64_t>(1, std::min(cpu::get_num_threads(), (n + grain - 1) / std::max<int64_t>(grain, 1)));
+  const int64_t chunks = std::max<int64_t>(
+      1, std::min(cpu::get_num_threads(), (n + grain - 1) / std::max<int64_t>(grain, 1)));
   const int64_t per = (n + chunks - 1) / chunks;
   cpu::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) fn(c, c * per, std::min(n, (c + 1) * per));
@@ -175,9 +175,9 @@ int64_t for_chunks(int64_t n, int64_t grain, F&& fn) {
 // db = sum(dy * g); and dgamma += dy * (x - mean) * rstd, dbeta += dy. Null pointers skip a
 // part. Loops over restrict pointers, so that they vectorise.
 template <class T, class A>
-void layer_norm_backward_row(const T* __restrict dy, const T* __restrict x,
-                             const A* __restrict g, T* __restrict dx, A* __restrict pg,
-                             A* __restrict pb, int64_t N, A mu, A a, A scale) {
+void layer_norm_backward_row(const T* __restrict dy, const T* __restrict x, const A* __restrict g,
+                             T* __restrict dx, A* __restrict pg, A* __restrict pb, int64_t N, A mu,
+                             A a, A scale) {
   if (dx) {
     A db = 0, ds = 0;
     row_dot<T, A>(dy, x, g, N, db, ds);
@@ -267,46 +267,50 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
   const Tensor mean_c = mean.contiguous(), rstd_c = rstd.contiguous();
   Tensor dX, dgamma, dbeta;
   if (output_mask[0]) dX = cpu::empty_cpu(input.sizes(), input.scalar_type());
-  if (output_mask[1] && has(weight)) dgamma = cpu::empty_cpu(weight->sizes(), weight->scalar_type());
+  if (output_mask[1] && has(weight))
+    dgamma = cpu::empty_cpu(weight->sizes(), weight->scalar_type());
   if (output_mask[2] && has(bias)) dbeta = cpu::empty_cpu(bias->sizes(), bias->scalar_type());
-  OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, input.scalar_type(), "LayerNormBackwardKernelImpl", [&] {
-    using A = opmath_t<scalar_t>;
-    const std::vector<A> g = load<A>(weight);
-    const scalar_t* x = static_cast<const scalar_t*>(X.data_ptr());
-    const scalar_t* dy = static_cast<const scalar_t*>(dY.data_ptr());
-    const scalar_t* pm = static_cast<const scalar_t*>(mean_c.data_ptr());
-    const scalar_t* pr = static_cast<const scalar_t*>(rstd_c.data_ptr());
-    // One pass over the rows computes every requested gradient while a row is in cache: dX row
-    // by row, dgamma/dbeta as per-chunk partial sums over rows, summed at the end.
-    const bool want_g = dgamma.defined(), want_b = dbeta.defined();
-    const int64_t max_chunks = std::max<int64_t>(1, std::min<int64_t>(cpu::get_num_threads(), M));
-    std::vector<A> part(want_g || want_b ? static_cast<size_t>(max_chunks * 2 * N) : 0, A(0));
-    scalar_t* dx = dX.defined() ? static_cast<scalar_t*>(dX.data_ptr()) : nullptr;
-    const A scale = A(1) / static_cast<A>(N);
-    const int64_t chunks = for_chunks(M, std::max<int64_t>(1, (M + max_chunks - 1) / max_chunks),
-                                      [&](int64_t c, int64_t begin, int64_t end) {
-      A* pg = want_g || want_b ? part.data() + c * 2 * N : nullptr;
-      A* pb = pg ? pg + N : nullptr;
-      const A* gp = g.empty() ? nullptr : g.data();
-      for (int64_t i = begin; i < end; ++i) {
-        const A mu = static_cast<A>(pm[i]), a = static_cast<A>(pr[i]);
-        layer_norm_backward_row<scalar_t, A>(dy + i * N, x + i * N, gp, dx ? dx + i * N : nullptr,
-                                             want_g ? pg : nullptr, want_b ? pb : nullptr, N, mu,
-                                             a, scale);
-      }
-    });
-    auto finish = [&](Tensor& out, int64_t offset) {
-      if (!out.defined()) return;
-      const Tensor flat = opd::reshape(out, {N});
-      for (int64_t j = 0; j < N; ++j) {
-        A sum = 0;
-        for (int64_t c = 0; c < chunks; ++c) sum += part[c * 2 * N + offset + j];
-        write_at(flat, j, static_cast<double>(sum));
-      }
-    };
-    finish(dgamma, 0);
-    finish(dbeta, N);
-  });
+  OPD_DISPATCH_FLOATING_TYPES_AND(
+      kBFloat16, input.scalar_type(), "LayerNormBackwardKernelImpl", [&] {
+        using A = opmath_t<scalar_t>;
+        const std::vector<A> g = load<A>(weight);
+        const scalar_t* x = static_cast<const scalar_t*>(X.data_ptr());
+        const scalar_t* dy = static_cast<const scalar_t*>(dY.data_ptr());
+        const scalar_t* pm = static_cast<const scalar_t*>(mean_c.data_ptr());
+        const scalar_t* pr = static_cast<const scalar_t*>(rstd_c.data_ptr());
+        // One pass over the rows computes every requested gradient while a row is in cache: dX row
+        // by row, dgamma/dbeta as per-chunk partial sums over rows, summed at the end.
+        const bool want_g = dgamma.defined(), want_b = dbeta.defined();
+        const int64_t max_chunks =
+            std::max<int64_t>(1, std::min<int64_t>(cpu::get_num_threads(), M));
+        std::vector<A> part(want_g || want_b ? static_cast<size_t>(max_chunks * 2 * N) : 0, A(0));
+        scalar_t* dx = dX.defined() ? static_cast<scalar_t*>(dX.data_ptr()) : nullptr;
+        const A scale = A(1) / static_cast<A>(N);
+        const int64_t chunks =
+            for_chunks(M, std::max<int64_t>(1, (M + max_chunks - 1) / max_chunks),
+                       [&](int64_t c, int64_t begin, int64_t end) {
+                         A* pg = want_g || want_b ? part.data() + c * 2 * N : nullptr;
+                         A* pb = pg ? pg + N : nullptr;
+                         const A* gp = g.empty() ? nullptr : g.data();
+                         for (int64_t i = begin; i < end; ++i) {
+                           const A mu = static_cast<A>(pm[i]), a = static_cast<A>(pr[i]);
+                           layer_norm_backward_row<scalar_t, A>(
+                               dy + i * N, x + i * N, gp, dx ? dx + i * N : nullptr,
+                               want_g ? pg : nullptr, want_b ? pb : nullptr, N, mu, a, scale);
+                         }
+                       });
+        auto finish = [&](Tensor& out, int64_t offset) {
+          if (!out.defined()) return;
+          const Tensor flat = opd::reshape(out, {N});
+          for (int64_t j = 0; j < N; ++j) {
+            A sum = 0;
+            for (int64_t c = 0; c < chunks; ++c) sum += part[c * 2 * N + offset + j];
+            write_at(flat, j, static_cast<double>(sum));
+          }
+        };
+        finish(dgamma, 0);
+        finish(dbeta, N);
+      });
   return {dX, dgamma, dbeta};
 }
 
@@ -349,7 +353,8 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input,
           const A sh = -mu * sc + (b.empty() ? A(0) : b[g0 + d]);
           const scalar_t* xc = xr + d * HxW;
           scalar_t* yc = yr + d * HxW;
-          for (int64_t k = 0; k < HxW; ++k) yc[k] = static_cast<scalar_t>(static_cast<A>(xc[k]) * sc + sh);
+          for (int64_t k = 0; k < HxW; ++k)
+            yc[k] = static_cast<scalar_t>(static_cast<A>(xc[k]) * sc + sh);
         }
         pm[r] = static_cast<scalar_t>(mu);
         pr[r] = static_cast<scalar_t>(rs);
@@ -371,55 +376,58 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(
   if (output_mask[0]) dX = cpu::empty_cpu(input.sizes(), input.scalar_type());
   if (output_mask[1]) dgamma = cpu::empty_cpu({C}, input.scalar_type());
   if (output_mask[2]) dbeta = cpu::empty_cpu({C}, input.scalar_type());
-  OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, input.scalar_type(), "GroupNormBackwardKernelImpl", [&] {
-    using A = opmath_t<scalar_t>;
-    const std::vector<A> g = load<A>(weight);
-    const scalar_t* x = static_cast<const scalar_t*>(X.data_ptr());
-    const scalar_t* dy = static_cast<const scalar_t*>(dY.data_ptr());
-    const scalar_t* pm = static_cast<const scalar_t*>(mean_c.data_ptr());
-    const scalar_t* pr = static_cast<const scalar_t*>(rstd_c.data_ptr());
-    // ds[n, c] = sum dy * x, db[n, c] = sum dy over the HxW elements of channel c of sample n.
-    std::vector<A> ds(static_cast<size_t>(N * C)), db(static_cast<size_t>(N * C));
-    cpu::parallel_for(0, N * C, row_grain(HxW), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r)
-        row_dot<scalar_t, A>(dy + r * HxW, x + r * HxW, nullptr, HxW, db[r], ds[r]);
-    });
-    if (dX.defined()) {
-      scalar_t* dx = static_cast<scalar_t*>(dX.data_ptr());
-      const A s = A(1) / static_cast<A>(D * HxW);
-      cpu::parallel_for(0, N * group, row_grain(D * HxW), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const int64_t n = r / group, g0 = (r % group) * D;
-          A ds_g = 0, db_g = 0;
-          for (int64_t d = 0; d < D; ++d) {
-            const A gc = g.empty() ? A(1) : g[g0 + d];
-            ds_g += ds[n * C + g0 + d] * gc;
-            db_g += db[n * C + g0 + d] * gc;
+  OPD_DISPATCH_FLOATING_TYPES_AND(
+      kBFloat16, input.scalar_type(), "GroupNormBackwardKernelImpl", [&] {
+        using A = opmath_t<scalar_t>;
+        const std::vector<A> g = load<A>(weight);
+        const scalar_t* x = static_cast<const scalar_t*>(X.data_ptr());
+        const scalar_t* dy = static_cast<const scalar_t*>(dY.data_ptr());
+        const scalar_t* pm = static_cast<const scalar_t*>(mean_c.data_ptr());
+        const scalar_t* pr = static_cast<const scalar_t*>(rstd_c.data_ptr());
+        // ds[n, c] = sum dy * x, db[n, c] = sum dy over the HxW elements of channel c of sample n.
+        std::vector<A> ds(static_cast<size_t>(N * C)), db(static_cast<size_t>(N * C));
+        cpu::parallel_for(0, N * C, row_grain(HxW), [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r)
+            row_dot<scalar_t, A>(dy + r * HxW, x + r * HxW, nullptr, HxW, db[r], ds[r]);
+        });
+        if (dX.defined()) {
+          scalar_t* dx = static_cast<scalar_t*>(dX.data_ptr());
+          const A s = A(1) / static_cast<A>(D * HxW);
+          cpu::parallel_for(0, N * group, row_grain(D * HxW), [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              const int64_t n = r / group, g0 = (r % group) * D;
+              A ds_g = 0, db_g = 0;
+              for (int64_t d = 0; d < D; ++d) {
+                const A gc = g.empty() ? A(1) : g[g0 + d];
+                ds_g += ds[n * C + g0 + d] * gc;
+                db_g += db[n * C + g0 + d] * gc;
+              }
+              const A mu = static_cast<A>(pm[r]), rs = static_cast<A>(pr[r]);
+              const A c2 = (db_g * mu - ds_g) * rs * rs * rs * s;
+              const A c3 = -c2 * mu - db_g * rs * s;
+              for (int64_t d = 0; d < D; ++d) {
+                const A c1 = rs * (g.empty() ? A(1) : g[g0 + d]);
+                const int64_t off = (n * C + g0 + d) * HxW;
+                for (int64_t k = 0; k < HxW; ++k)
+                  dx[off + k] = static_cast<scalar_t>(c1 * static_cast<A>(dy[off + k]) +
+                                                      c2 * static_cast<A>(x[off + k]) + c3);
+              }
+            }
+          });
+        }
+        for (int64_t c = 0; c < C && (dgamma.defined() || dbeta.defined()); ++c) {
+          A sg = 0, sb = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const int64_t r = n * group + c / D;
+            sg += (ds[n * C + c] - db[n * C + c] * static_cast<A>(pm[r])) * static_cast<A>(pr[r]);
+            sb += db[n * C + c];
           }
-          const A mu = static_cast<A>(pm[r]), rs = static_cast<A>(pr[r]);
-          const A c2 = (db_g * mu - ds_g) * rs * rs * rs * s;
-          const A c3 = -c2 * mu - db_g * rs * s;
-          for (int64_t d = 0; d < D; ++d) {
-            const A c1 = rs * (g.empty() ? A(1) : g[g0 + d]);
-            const int64_t off = (n * C + g0 + d) * HxW;
-            for (int64_t k = 0; k < HxW; ++k)
-              dx[off + k] = static_cast<scalar_t>(c1 * static_cast<A>(dy[off + k]) +
-                                                  c2 * static_cast<A>(x[off + k]) + c3);
-          }
+          if (dgamma.defined())
+            static_cast<scalar_t*>(dgamma.data_ptr())[c] = static_cast<scalar_t>(sg);
+          if (dbeta.defined())
+            static_cast<scalar_t*>(dbeta.data_ptr())[c] = static_cast<scalar_t>(sb);
         }
       });
-    }
-    for (int64_t c = 0; c < C && (dgamma.defined() || dbeta.defined()); ++c) {
-      A sg = 0, sb = 0;
-      for (int64_t n = 0; n < N; ++n) {
-        const int64_t r = n * group + c / D;
-        sg += (ds[n * C + c] - db[n * C + c] * static_cast<A>(pm[r])) * static_cast<A>(pr[r]);
-        sb += db[n * C + c];
-      }
-      if (dgamma.defined()) static_cast<scalar_t*>(dgamma.data_ptr())[c] = static_cast<scalar_t>(sg);
-      if (dbeta.defined()) static_cast<scalar_t*>(dbeta.data_ptr())[c] = static_cast<scalar_t>(sb);
-    }
-  });
   if (dX.defined()) dX = in_format_of(dX, input);
   return {dX, dgamma, dbeta};
 }
@@ -432,7 +440,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input,
                                                      const std::optional<Tensor>& running_mean,
                                                      const std::optional<Tensor>& running_var,
                                                      bool training, double momentum, double eps) {
-  const int64_t C = common::check_batch_norm(input, weight, bias, running_mean, running_var, training);
+  const int64_t C =
+      common::check_batch_norm(input, weight, bias, running_mean, running_var, training);
   const int64_t N = input.size(0), HxW = C == 0 ? 0 : input.numel() / std::max<int64_t>(N * C, 1);
   const int64_t count = N * HxW;
   const Tensor X = input.contiguous();
@@ -442,34 +451,40 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input,
   OPD_DISPATCH_FLOATING_TYPES_AND(kBFloat16, input.scalar_type(), "batch_norm", [&] {
     using A = opmath_t<scalar_t>;
     const std::vector<A> g = load<A>(weight), b = load<A>(bias);
-    std::vector<A> mu(static_cast<size_t>(C)), var(static_cast<size_t>(C)), inv(static_cast<size_t>(C));
+    std::vector<A> mu(static_cast<size_t>(C)), var(static_cast<size_t>(C)),
+        inv(static_cast<size_t>(C));
     const scalar_t* x = static_cast<const scalar_t*>(X.data_ptr());
     scalar_t* y = static_cast<scalar_t*>(Y.data_ptr());
     if (training) {
-      cpu::parallel_for(0, C, std::max<int64_t>(1, kGrain / std::max<int64_t>(count, 1)), [&](int64_t begin, int64_t end) {
-        for (int64_t c = begin; c < end; ++c) {
-          A s = 0;
-          for (int64_t n = 0; n < N; ++n) s += row_sum<scalar_t, A>(x + (n * C + c) * HxW, HxW);
-          const A m = count > 0 ? s / static_cast<A>(count) : A(0);
-          A q = 0;
-          for (int64_t n = 0; n < N; ++n) q += row_sq_dev<scalar_t, A>(x + (n * C + c) * HxW, HxW, m);
-          mu[c] = m;
-          var[c] = count > 0 ? q / static_cast<A>(count) : A(0);
-          inv[c] = A(1) / std::sqrt(var[c] + static_cast<A>(eps));
-        }
-      });
+      cpu::parallel_for(0, C, std::max<int64_t>(1, kGrain / std::max<int64_t>(count, 1)),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t c = begin; c < end; ++c) {
+                            A s = 0;
+                            for (int64_t n = 0; n < N; ++n)
+                              s += row_sum<scalar_t, A>(x + (n * C + c) * HxW, HxW);
+                            const A m = count > 0 ? s / static_cast<A>(count) : A(0);
+                            A q = 0;
+                            for (int64_t n = 0; n < N; ++n)
+                              q += row_sq_dev<scalar_t, A>(x + (n * C + c) * HxW, HxW, m);
+                            mu[c] = m;
+                            var[c] = count > 0 ? q / static_cast<A>(count) : A(0);
+                            inv[c] = A(1) / std::sqrt(var[c] + static_cast<A>(eps));
+                          }
+                        });
       for (int64_t c = 0; c < C; ++c) {
         static_cast<scalar_t*>(save_mean.data_ptr())[c] = static_cast<scalar_t>(mu[c]);
         static_cast<scalar_t*>(save_invstd.data_ptr())[c] = static_cast<scalar_t>(inv[c]);
         // Running statistics: momentum and the unbiased variance, in place (PyTorch's).
         if (has(running_mean)) {
-          write_at(*running_mean, c,
-                   momentum * static_cast<double>(mu[c]) + (1 - momentum) * read_at(*running_mean, c));
+          write_at(
+              *running_mean, c,
+              momentum * static_cast<double>(mu[c]) + (1 - momentum) * read_at(*running_mean, c));
         }
         if (has(running_var)) {
           const double unbiased = count > 1 ? static_cast<double>(var[c]) * count / (count - 1)
                                             : std::numeric_limits<double>::infinity();
-          write_at(*running_var, c, momentum * unbiased + (1 - momentum) * read_at(*running_var, c));
+          write_at(*running_var, c,
+                   momentum * unbiased + (1 - momentum) * read_at(*running_var, c));
         }
       }
     } else {
@@ -485,7 +500,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input,
         const A sh = (b.empty() ? A(0) : b[c]) - mu[c] * sc;
         const scalar_t* xr = x + r * HxW;
         scalar_t* yr = y + r * HxW;
-        for (int64_t k = 0; k < HxW; ++k) yr[k] = static_cast<scalar_t>(static_cast<A>(xr[k]) * sc + sh);
+        for (int64_t k = 0; k < HxW; ++k)
+          yr[k] = static_cast<scalar_t>(static_cast<A>(xr[k]) * sc + sh);
       }
     });
   });
@@ -497,8 +513,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
     const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var,
     const std::optional<Tensor>& save_mean, const std::optional<Tensor>& save_invstd, bool train,
     double eps, std::array<bool, 3> output_mask) {
-  const int64_t C = common::check_batch_norm(input, weight, std::nullopt, running_mean,
-                                             running_var, train);
+  const int64_t C =
+      common::check_batch_norm(input, weight, std::nullopt, running_mean, running_var, train);
   OPD_CHECK(!train || (has(save_mean) && has(save_invstd)),
             "save_mean and save_invstd must be defined in training mode");
   const int64_t N = input.size(0), HxW = C == 0 ? 0 : input.numel() / std::max<int64_t>(N * C, 1);
@@ -525,19 +541,21 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
         inv[c] = static_cast<A>(1 / std::sqrt(read_at(*running_var, c) + eps));
       }
     }
-    cpu::parallel_for(0, C, std::max<int64_t>(1, kGrain / std::max<int64_t>(count, 1)), [&](int64_t begin, int64_t end) {
-      for (int64_t c = begin; c < end; ++c) {
-        A sd = 0, sdx = 0;
-        for (int64_t n = 0; n < N; ++n) {
-          A a = 0, b = 0;
-          row_dot<scalar_t, A>(dy + (n * C + c) * HxW, x + (n * C + c) * HxW, nullptr, HxW, a, b);
-          sd += a;
-          sdx += b;
-        }
-        sum_dy[c] = sd;
-        dotp[c] = sdx - mu[c] * sd;  // sum (x - mean) * dy
-      }
-    });
+    cpu::parallel_for(0, C, std::max<int64_t>(1, kGrain / std::max<int64_t>(count, 1)),
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t c = begin; c < end; ++c) {
+                          A sd = 0, sdx = 0;
+                          for (int64_t n = 0; n < N; ++n) {
+                            A a = 0, b = 0;
+                            row_dot<scalar_t, A>(dy + (n * C + c) * HxW, x + (n * C + c) * HxW,
+                                                 nullptr, HxW, a, b);
+                            sd += a;
+                            sdx += b;
+                          }
+                          sum_dy[c] = sd;
+                          dotp[c] = sdx - mu[c] * sd;  // sum (x - mean) * dy
+                        }
+                      });
     if (dX.defined()) {
       scalar_t* dx = static_cast<scalar_t*>(dX.data_ptr());
       cpu::parallel_for(0, N * C, row_grain(HxW), [&](int64_t begin, int64_t end) {
@@ -557,7 +575,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
             }
           } else {
             const A s = inv[c] * w;
-            for (int64_t j = 0; j < HxW; ++j) dxr[j] = static_cast<scalar_t>(static_cast<A>(dyr[j]) * s);
+            for (int64_t j = 0; j < HxW; ++j)
+              dxr[j] = static_cast<scalar_t>(static_cast<A>(dyr[j]) * s);
           }
         }
       });

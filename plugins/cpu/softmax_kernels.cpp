@@ -189,8 +189,7 @@ void softmax_forward_rows(const Tensor& self, const Tensor& out, int64_t D) {
 }
 
 template <class T, bool kLog>
-void softmax_backward_rows(const Tensor& grad, const Tensor& output, const Tensor& out,
-                           int64_t D) {
+void softmax_backward_rows(const Tensor& grad, const Tensor& output, const Tensor& out, int64_t D) {
   const T* g = static_cast<const T*>(grad.data_ptr());
   const T* y = static_cast<const T*>(output.data_ptr());
   T* gi = static_cast<T*>(out.data_ptr());

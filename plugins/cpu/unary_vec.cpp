@@ -2,9 +2,9 @@
 // FMA (Note [SLEEF in the unary kernels]).
 
 #include "cpu/unary_vec.h"
-#include "cpu/unary_vec_gelu.h"
 
 #include "cpu/cpu_features.h"
+#include "cpu/unary_vec_gelu.h"
 
 namespace opd::cpu::vec {
 

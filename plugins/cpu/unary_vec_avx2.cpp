@@ -221,9 +221,7 @@ struct F64Ops {
 };
 struct GeluTanhBackward {
   static __m256 f(__m256 grad, __m256 x) { return gelu_tanh_backward<__m256, F32Ops>(grad, x); }
-  static __m256d d(__m256d grad, __m256d x) {
-    return gelu_tanh_backward<__m256d, F64Ops>(grad, x);
-  }
+  static __m256d d(__m256d grad, __m256d x) { return gelu_tanh_backward<__m256d, F64Ops>(grad, x); }
 };
 
 // out[i] = F(a[i], b[i]) over n contiguous elements, the tail through padded copies.
@@ -276,9 +274,9 @@ extern const ArrayFn<double> kDoubleFns[] = {OPD_VEC_OPS(OPD_F64)};
 extern const int kNumFns = sizeof(kFloatFns) / sizeof(kFloatFns[0]);
 
 // gelu_backward's array functions, the exact form then the tanh form (unary_vec.cpp).
-extern const GeluBackwardArrayFn<float> kGeluBackwardFloatFns[] = {
-    &map2_f32<GeluErfBackward>, &map2_f32<GeluTanhBackward>};
-extern const GeluBackwardArrayFn<double> kGeluBackwardDoubleFns[] = {
-    &map2_f64<GeluErfBackward>, &map2_f64<GeluTanhBackward>};
+extern const GeluBackwardArrayFn<float> kGeluBackwardFloatFns[] = {&map2_f32<GeluErfBackward>,
+                                                                   &map2_f32<GeluTanhBackward>};
+extern const GeluBackwardArrayFn<double> kGeluBackwardDoubleFns[] = {&map2_f64<GeluErfBackward>,
+                                                                     &map2_f64<GeluTanhBackward>};
 
 }  // namespace opd::cpu::vec::avx2

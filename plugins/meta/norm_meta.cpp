@@ -35,10 +35,12 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input,
   return {like(input.sizes(), input), like(m.stat_sizes, input), like(m.stat_sizes, input)};
 }
 
-std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
-    const Tensor&, const Tensor& input, IntArrayRef normalized_shape, const Tensor&, const Tensor&,
-    const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
-    std::array<bool, 3> output_mask) {
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor&, const Tensor& input,
+                                                              IntArrayRef normalized_shape,
+                                                              const Tensor&, const Tensor&,
+                                                              const std::optional<Tensor>& weight,
+                                                              const std::optional<Tensor>& bias,
+                                                              std::array<bool, 3> output_mask) {
   common::layer_norm_meta(input, normalized_shape, weight, bias);
   Tensor dX, dgamma, dbeta;
   if (output_mask[0]) dX = like(input.sizes(), input);
@@ -58,10 +60,12 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input,
   return {like_input(input), like({N, group}, input), like({N, group}, input)};
 }
 
-std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(
-    const Tensor&, const Tensor& input, const Tensor&, const Tensor&,
-    const std::optional<Tensor>& weight, int64_t N, int64_t C, int64_t HxW, int64_t group,
-    std::array<bool, 3> output_mask) {
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor&, const Tensor& input,
+                                                              const Tensor&, const Tensor&,
+                                                              const std::optional<Tensor>& weight,
+                                                              int64_t N, int64_t C, int64_t HxW,
+                                                              int64_t group,
+                                                              std::array<bool, 3> output_mask) {
   common::check_group_norm(input, weight, std::nullopt, N, C, HxW, group);
   Tensor dX, dgamma, dbeta;
   if (output_mask[0]) dX = like_input(input);

@@ -159,7 +159,9 @@ template <size_t N>
 struct Traits<std::array<bool, N>> {
   static std::string schema_type() { return "bool[" + std::to_string(N) + "]"; }
   static std::array<bool, N> get(IValue& v) { return v.to<std::array<bool, N>>(); }
-  static IValue box(const std::array<bool, N>& x) { return IValue(std::vector<bool>(x.begin(), x.end())); }
+  static IValue box(const std::array<bool, N>& x) {
+    return IValue(std::vector<bool>(x.begin(), x.end()));
+  }
 };
 
 template <>

@@ -217,10 +217,10 @@ void add_norm_op_cases(std::map<std::string, CaseFn>& m) {
     const bool use_input_stats = g.chance(0.7);
     Arg mean = use_input_stats ? maybe(g, g.tensor({C}, t)) : g.tensor({C}, t);
     Arg var = use_input_stats ? maybe(g, positive(g, {C}, t)) : positive(g, {C}, t);
-    return Case{{g.tensor(in, t), maybe(g, g.tensor({C}, t)), maybe(g, g.tensor({C}, t)), mean,
-                 var, g.value(IValue(use_input_stats)), g.value(IValue(0.1)), eps(g),
-                 g.value(IValue(false))},
-                {}};
+    return Case{
+        {g.tensor(in, t), maybe(g, g.tensor({C}, t)), maybe(g, g.tensor({C}, t)), mean, var,
+         g.value(IValue(use_input_stats)), g.value(IValue(0.1)), eps(g), g.value(IValue(false))},
+        {}};
   };
   m["embedding"] = embedding_case;
   m["embedding_dense_backward"] = embedding_dense_backward_case;
