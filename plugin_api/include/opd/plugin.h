@@ -55,8 +55,12 @@
 // of `Generator?` arguments (the random fills, multinomial, the factories' generator overloads),
 // the activation functions of Operators II, the in-place view operators, view.dtype, the out=
 // overloads with several outputs (sort.values, max.dim_max...); additions only.
+// 3.7: the typed API of the neural-network operators of Operators II (convolution, pooling,
+// padding, upsampling, the norms, embedding, dropout, the losses, one_hot, bilinear,
+// scaled_dot_product_attention...) and `bool[N]` arguments as std::array<bool, N> (boxing.h);
+// additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 6
+#define OPD_PLUGIN_ABI_MINOR 7
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 
