@@ -227,6 +227,25 @@ def aten_op(name, overload):
     return op
 
 
+def aten_packet(name):
+    """An ``op`` calling ``lib.ops.aten.<name>(...)``: the overload packet, which picks the
+    overload, the same path in both libraries."""
+    def op(lib, *args, **kwargs):
+        return getattr(lib.ops.aten, name)(*args, **kwargs)
+    op.__name__ = name
+    return op
+
+
+def channels_last(make, shape, requires_grad):
+    """An NCHW tensor of ``shape`` laid out channels-last (made NHWC, then permuted), requiring
+    grad where asked and its dtype can."""
+    n, c, h, w = shape
+    t = make((n, h, w, c)).permute(0, 3, 1, 2)
+    if requires_grad and make.dtype in ("float32", "float64", "bfloat16"):
+        t.requires_grad_(True)
+    return t
+
+
 def _float_keeping_strides(lib, t):
     """``t.float()`` with ``t``'s own strides. ``.float()`` of an expanded tensor (a zero stride)
     makes a dense copy in a layout of its own choosing, which changes the layout some operators

@@ -10,27 +10,11 @@ channels-last, as torch's)."""
 
 import opdispatch
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, ref_in_float32
+from opinfo.core import (ErrorInput, OpInfo, SampleInput, aten_packet, channels_last,
+                         ref_in_float32)
 
 POOL = ("float32", "float64", "bfloat16")   # torch 1.13's CPU pooling kernels: no Half
 AVG = POOL + ("int64",)                     # avg_pool2d also takes Long
-
-
-def _aten(name):
-    """``lib.ops.aten.<name>(...)``: the overload packet, the same path in both libraries."""
-    def op(lib, *args, **kwargs):
-        return getattr(lib.ops.aten, name)(*args, **kwargs)
-    op.__name__ = name
-    return op
-
-
-def _channels_last(make, shape, requires_grad):
-    """An NCHW tensor of `shape` laid out channels-last (made NHWC, then permuted)."""
-    n, c, h, w = shape
-    t = make((n, h, w, c)).permute(0, 3, 1, 2)
-    if requires_grad and make.dtype in ("float32", "float64", "bfloat16"):
-        t.requires_grad_(True)
-    return t
 
 
 # (shape, kernel_size, stride, padding, dilation, ceil_mode) of the 2-D max samples.
@@ -49,7 +33,7 @@ def _max2d_inputs(make, requires_grad):
         yield make(shape, requires_grad=requires_grad), (k, s, p, d, ceil)
     yield make((2, 3, 5, 6), noncontiguous=True, requires_grad=requires_grad), ([2, 2], [1, 2],
                                                                                [1, 0], [1, 1], False)
-    yield _channels_last(make, (2, 4, 5, 5), requires_grad), ([3, 3], [2, 2], [1, 1], [1, 1], True)
+    yield channels_last(make, (2, 4, 5, 5), requires_grad), ([3, 3], [2, 2], [1, 1], [1, 1], True)
 
 
 def sample_max_pool2d(op, make, dtype, requires_grad):
@@ -142,7 +126,7 @@ def _avg2d_inputs(make, requires_grad):
         yield make(shape, requires_grad=requires_grad), tuple(args)
     yield make((2, 3, 5, 6), noncontiguous=True, requires_grad=requires_grad), (
         [2, 2], [1, 2], [1, 0], False, True, None)
-    yield _channels_last(make, (2, 4, 5, 5), requires_grad), ([3, 3], [2, 2], [1, 1], True, False,
+    yield channels_last(make, (2, 4, 5, 5), requires_grad), ([3, 3], [2, 2], [1, 1], True, False,
                                                              None)
 
 
@@ -194,7 +178,7 @@ def _adaptive_inputs(make, requires_grad):
     yield make((1, 2, 5, 5), requires_grad=requires_grad), [5, 5]
     yield make((3, 5, 7), requires_grad=requires_grad), [2, 3]
     yield make((2, 3, 5, 6), noncontiguous=True, requires_grad=requires_grad), [4, 2]
-    yield _channels_last(make, (2, 4, 5, 5), requires_grad), [3, 3]
+    yield channels_last(make, (2, 4, 5, 5), requires_grad), [3, 3]
     yield make((0, 2, 4, 4), requires_grad=requires_grad), [2, 2]
 
 
@@ -203,7 +187,7 @@ def sample_adaptive_avg_pool2d(op, make, dtype, requires_grad):
         yield SampleInput(x, args=(size,))
     yield SampleInput(make((2, 3, 4, 5), requires_grad=requires_grad), args=([1, 1],),
                       name="1x1: a mean")
-    yield SampleInput(_channels_last(make, (2, 4, 3, 3), requires_grad), args=([1, 1],),
+    yield SampleInput(channels_last(make, (2, 4, 3, 3), requires_grad), args=([1, 1],),
                       name="1x1 channels-last")
 
 
@@ -257,7 +241,7 @@ def errors_adaptive_avg_pool1d(op, make):
 
 def _entry(name, samples, errors=None, dtypes=POOL, **kw):
     # bfloat16 sums are in float here; torch 1.13 adds some (the backward's) in bfloat16.
-    return OpInfo(name, op=_aten(name), ref=ref_in_float32(_aten(name)), method=False,
+    return OpInfo(name, op=aten_packet(name), ref=ref_in_float32(aten_packet(name)), method=False,
                   supports_out=False, dtypes=dtypes,
                   sample_inputs=samples, error_inputs=errors, compare_strides=True,
                   supports_gradgrad=True, **kw)

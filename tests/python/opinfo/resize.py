@@ -7,27 +7,11 @@ Entries call ``lib.ops.aten.<name>`` (most are in torch's nn namespace). Samples
 zero and negative pads, batch 1, >1 and 0 where torch accepts it, odd sizes, 3-D/2-D inputs,
 non-contiguous and channels-last inputs."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, ref_in_float32
+from opinfo.core import (ErrorInput, OpInfo, SampleInput, aten_packet, channels_last,
+                         ref_in_float32)
 
 PAD = ("float32", "float64", "complex64")   # torch 1.13's reflection/replication kernels
 FLOAT = ("float32", "float64", "bfloat16")
-
-
-def _aten(name):
-    """``lib.ops.aten.<name>(...)``: the overload packet, the same path in both libraries."""
-    def op(lib, *args, **kwargs):
-        return getattr(lib.ops.aten, name)(*args, **kwargs)
-    op.__name__ = name
-    return op
-
-
-def _channels_last(make, shape, requires_grad):
-    """An NCHW tensor of `shape` laid out channels-last (made NHWC, then permuted)."""
-    n, c, h, w = shape
-    t = make((n, h, w, c)).permute(0, 3, 1, 2)
-    if requires_grad and make.dtype in ("float32", "float64", "bfloat16"):
-        t.requires_grad_(True)
-    return t
 
 
 def sample_constant_pad_nd(op, make, dtype, requires_grad):
@@ -37,7 +21,7 @@ def sample_constant_pad_nd(op, make, dtype, requires_grad):
     yield SampleInput(make((2, 5), requires_grad=requires_grad), args=([-1, -2],), name="crop")
     yield SampleInput(make((2, 3, 4), noncontiguous=True, requires_grad=requires_grad),
                       args=([1, 1, 0, 2, 1, 0],))
-    yield SampleInput(_channels_last(make, (2, 3, 4, 5), requires_grad), args=([1, 1, 1, 1],))
+    yield SampleInput(channels_last(make, (2, 3, 4, 5), requires_grad), args=([1, 1, 1, 1],))
     yield SampleInput(make((0, 3, 4), requires_grad=requires_grad), args=([1, 1],))
 
 
@@ -88,7 +72,7 @@ def _pad_samples(dims, requires_grad, make):
         yield make((2, 3, 5, 6), requires_grad=requires_grad), [2, 3, 1, 2]
         yield make((3, 4, 5), requires_grad=requires_grad), [1, 0, 3, 2]
         yield make((1, 2, 5, 6), noncontiguous=True, requires_grad=requires_grad), [-1, 2, 1, -2]
-        yield _channels_last(make, (2, 3, 4, 5), requires_grad), [1, 1, 2, 2]
+        yield channels_last(make, (2, 3, 4, 5), requires_grad), [1, 1, 2, 2]
         yield make((0, 2, 4, 4), requires_grad=requires_grad), [1, 1, 1, 1]
 
 
@@ -165,7 +149,7 @@ def sample_pixel_shuffle(op, make, dtype, requires_grad):
     yield SampleInput(make((2, 1, 4, 3, 2), requires_grad=requires_grad), args=(2,))
     yield SampleInput(make((1, 4, 3, 5), noncontiguous=True, requires_grad=requires_grad),
                       args=(1,))
-    yield SampleInput(_channels_last(make, (2, 8, 3, 3), requires_grad), args=(2,))
+    yield SampleInput(channels_last(make, (2, 8, 3, 3), requires_grad), args=(2,))
     if not requires_grad:  # torch 1.13's PixelShuffleBackward0 gives an empty batch a wrong shape
         yield SampleInput(make((0, 4, 2, 2)), args=(2,))
 
@@ -176,7 +160,7 @@ def sample_pixel_unshuffle(op, make, dtype, requires_grad):
     yield SampleInput(make((2, 1, 2, 4, 6), requires_grad=requires_grad), args=(2,))
     yield SampleInput(make((1, 3, 4, 6), noncontiguous=True, requires_grad=requires_grad),
                       args=(2,))
-    yield SampleInput(_channels_last(make, (2, 3, 4, 4), requires_grad), args=(2,))
+    yield SampleInput(channels_last(make, (2, 3, 4, 4), requires_grad), args=(2,))
 
 
 def errors_pixel_shuffle(op, make):
@@ -217,7 +201,7 @@ def _upsample_inputs(make, requires_grad):
         yield make(shape, requires_grad=requires_grad), args
     yield (make((2, 3, 4, 5), noncontiguous=True, requires_grad=requires_grad),
            ([6, 7], False, None, None))
-    yield _channels_last(make, (2, 4, 3, 5), requires_grad), ([5, 8], False, None, None)
+    yield channels_last(make, (2, 4, 3, 5), requires_grad), ([5, 8], False, None, None)
 
 
 def sample_upsample_nearest2d(op, make, dtype, requires_grad):
@@ -271,7 +255,7 @@ def errors_upsample_bilinear2d(op, make):
 
 
 def _entry(name, samples, errors=None, dtypes=PAD, **kw):
-    return OpInfo(name, op=_aten(name), method=False, supports_out=False, dtypes=dtypes,
+    return OpInfo(name, op=aten_packet(name), method=False, supports_out=False, dtypes=dtypes,
                   sample_inputs=samples, error_inputs=errors, compare_strides=True,
                   supports_gradgrad=True, **kw)
 
@@ -300,11 +284,11 @@ OP_DB = [
            dtypes=FLOAT + ("uint8",)),
     _entry("upsample_nearest2d_backward", _sample_upsample_backward(False),
            errors_upsample_nearest2d_backward, dtypes=FLOAT,
-           ref=ref_in_float32(_aten("upsample_nearest2d_backward"))),
+           ref=ref_in_float32(aten_packet("upsample_nearest2d_backward"))),
     _entry("upsample_bilinear2d", sample_upsample_bilinear2d, errors_upsample_bilinear2d,
-           dtypes=FLOAT, ref=ref_in_float32(_aten("upsample_bilinear2d"))),
+           dtypes=FLOAT, ref=ref_in_float32(aten_packet("upsample_bilinear2d"))),
     _entry("upsample_bilinear2d_backward", _sample_upsample_backward(True), dtypes=FLOAT,
-           ref=ref_in_float32(_aten("upsample_bilinear2d_backward"))),
+           ref=ref_in_float32(aten_packet("upsample_bilinear2d_backward"))),
     _entry("pixel_shuffle", sample_pixel_shuffle, errors_pixel_shuffle,
            dtypes=FLOAT + ("int64", "bool")),
     _entry("pixel_unshuffle", sample_pixel_unshuffle, errors_pixel_unshuffle,
