@@ -57,7 +57,14 @@ void release_pyobject(PyObject* o) noexcept {
 }
 
 void run_with_gil_later(void (*fn)(void*), void* ctx) noexcept {
-  if (interpreter_finalizing()) return;
+  run_with_gil_later(fn, ctx, nullptr);
+}
+
+void run_with_gil_later(void (*fn)(void*), void* ctx, void (*discard)(void*)) noexcept {
+  if (interpreter_finalizing()) {
+    if (discard != nullptr) discard(ctx);
+    return;
+  }
   if (PyGILState_Check()) {
     fn(ctx);
     return;

@@ -15,6 +15,10 @@ void release_pyobject(PyObject* o) noexcept;
 // The same for any work that needs the GIL: fn(ctx) runs at once when this thread holds it,
 // later (queued) otherwise, never once the interpreter is finalizing.
 void run_with_gil_later(void (*fn)(void*), void* ctx) noexcept;
+// As above; once the interpreter is finalizing, discard(ctx) runs instead of nothing: it frees
+// what needs no Python (a tensor freed by the interpreter's teardown would leak its C++ holder
+// otherwise) and leaves the Python objects ctx refers to, as the interpreter leaves its own.
+void run_with_gil_later(void (*fn)(void*), void* ctx, void (*discard)(void*)) noexcept;
 // Runs the queued work. REQUIRES: the GIL is held.
 void drain_releases();
 

@@ -86,8 +86,14 @@ void release_buffer_with_gil(void* ctx) {
   delete held;
 }
 
+// During the interpreter's teardown: the holder only (the exporter stays, as Python's own
+// objects do then).
+void discard_held_buffer(void* ctx) { delete static_cast<HeldBuffer*>(ctx); }
+
 // The storage's deleter: any thread, with or without the GIL.
-void release_held_buffer(void*, void* ctx) { run_with_gil_later(&release_buffer_with_gil, ctx); }
+void release_held_buffer(void*, void* ctx) {
+  run_with_gil_later(&release_buffer_with_gil, ctx, &discard_held_buffer);
+}
 
 }  // namespace
 
