@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/tensor_iterator.h"
+#include "common/type_meta_name.h"
 #include "common/view_shape.h"
 #include "opd/ops.h"
 #include "opd/tensor_options.h"
@@ -64,9 +65,6 @@ bool resize_output(std::string_view, const Tensor& out, IntArrayRef sizes) {
   return true;
 }
 
-namespace {
-
-// The name of `t` as PyTorch's caffe2::TypeMeta prints it in messages.
 const char* type_meta_name(ScalarType t) {
   switch (t) {
     case ScalarType::Bool:
@@ -98,8 +96,6 @@ const char* type_meta_name(ScalarType t) {
   }
   return "Undefined";
 }
-
-}  // namespace
 
 Tensor structured_output(std::string_view op, const Tensor& out, IntArrayRef sizes,
                          ScalarType dtype, Device device) {

@@ -4,6 +4,7 @@
 
 #include "common/output.h"
 #include "common/type_dispatch.h"
+#include "common/type_meta_name.h"
 #include "opd/error.h"
 #include "opd/ops.h"
 
@@ -16,26 +17,6 @@ int64_t div_rtn(int64_t x, int64_t y) {
   int64_t q = x / y;
   if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
   return q;
-}
-
-// caffe2's TypeMeta names, which PyTorch's dtype-mismatch texts print.
-const char* type_meta_name(ScalarType t) {
-  switch (t) {
-    case kFloat:
-      return "float";
-    case kDouble:
-      return "double";
-    case kBFloat16:
-      return "c10::BFloat16";
-    case kHalf:
-      return "c10::Half";
-    case kLong:
-      return "long int";
-    case kInt:
-      return "int";
-    default:
-      return to_string(t);
-  }
 }
 
 // PyTorch's pool2d_shape_check: the kernel, stride, dilation and input checks, then the output

@@ -15,6 +15,7 @@
 
 #include "common/broadcast.h"
 #include "common/output.h"
+#include "common/type_meta_name.h"
 #include "common/type_promotion.h"
 #include "opd/error.h"
 #include "opd/native/CompositeExplicitAutograd.h"
@@ -25,36 +26,14 @@ namespace opd::native {
 
 namespace {
 
-// A dtype as caffe2::TypeMeta prints it, which PyTorch's attention messages use.
-const char* attention_dtype_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool:
-      return "bool";
-    case ScalarType::Float16:
-      return "c10::Half";
-    case ScalarType::BFloat16:
-      return "c10::BFloat16";
-    case ScalarType::Float32:
-      return "float";
-    case ScalarType::Float64:
-      return "double";
-    case ScalarType::Int64:
-      return "long int";
-    case ScalarType::Int32:
-      return "int";
-    default:
-      return to_string(t);
-  }
-}
-
 // PyTorch's validate_sdpa_input.
 void check_attention_inputs(const Tensor& query, const Tensor& key, const Tensor& value,
                             const std::optional<Tensor>& attn_mask) {
   OPD_CHECK(query.scalar_type() == key.scalar_type() && query.scalar_type() == value.scalar_type(),
             "Expected query, key, and value to have the same dtype, but got query.dtype: {} "
             "key.dtype: {} and value.dtype: {} instead.",
-            attention_dtype_name(query.scalar_type()), attention_dtype_name(key.scalar_type()),
-            attention_dtype_name(value.scalar_type()));
+            common::type_meta_name(query.scalar_type()), common::type_meta_name(key.scalar_type()),
+            common::type_meta_name(value.scalar_type()));
   OPD_CHECK(query.device() == key.device() && query.device() == value.device(),
             "Expected query, key, and value to have the same device type, but got query.device: "
             "{} key.device: {} and value.device: {} instead.",
@@ -68,7 +47,7 @@ void check_attention_inputs(const Tensor& query, const Tensor& key, const Tensor
     OPD_CHECK(m == kBool || m == kFloat || m == query.scalar_type(),
               "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
               "attn_mask.dtype: {} and  query.dtype: {} instead.",
-              attention_dtype_name(m), attention_dtype_name(query.scalar_type()));
+              common::type_meta_name(m), common::type_meta_name(query.scalar_type()));
   }
 }
 
