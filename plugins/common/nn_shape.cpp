@@ -8,6 +8,7 @@
 #include "common/device_check.h"
 #include "common/output.h"
 #include "common/type_promotion.h"
+#include "common/view_shape.h"
 #include "opd/native/meta_functions.h"
 
 namespace opd::common {
@@ -185,6 +186,22 @@ void check_nll_loss_batch(const Tensor& self, const Tensor& target) {
   OPD_CHECK_T(ValueError, self.size(0) == target.size(0),
               "Expected input batch_size ({}) to match target batch_size ({}).", self.size(0),
               target.size(0));
+}
+
+void embedding_renorm_check(const Tensor& self, const Tensor& indices) {
+  OPD_CHECK(self.dim() == 2,
+            "Expected 2-dimensional tensor, but got {}-dimensional tensor for argument #1 'self' "
+            "(while checking arguments for embedding_renorm_)",
+            self.dim());
+  const ScalarType it = indices.scalar_type();
+  OPD_CHECK(it == kLong || it == kInt,
+            "Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+            "Long, Int; but got {} instead (while checking arguments for embedding_renorm_)",
+            legacy_type_name(it, indices.device()));
+  const ScalarType t = self.scalar_type();
+  OPD_CHECK(indices.numel() == 0 || is_floating_point(t) || is_complex(t),
+            "norm(): input dtype should be either floating point or complex. Got {} instead.",
+            to_string(t));
 }
 
 }  // namespace opd::common

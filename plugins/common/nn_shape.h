@@ -88,4 +88,14 @@ NllLossMeta nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self
 // batch_size (3) to match target batch_size (2)." when a batched input and its target disagree.
 void check_nll_loss_batch(const Tensor& self, const Tensor& target);
 
+// ---- embedding_renorm_ --------------------------------------------------------------------------
+
+// embedding_renorm_'s checks, as PyTorch's checkDim and checkScalarTypes word them: "Expected
+// 2-dimensional tensor, but got 1-dimensional tensor for argument #1 'self' (while checking
+// arguments for embedding_renorm_)", "Expected tensor for argument #2 'indices' to have one of
+// the following scalar types: Long, Int; but got torch.FloatTensor instead (...)"; and, when
+// there are indices (rows to renormalise), norm()'s "input dtype should be either floating point
+// or complex. Got Long instead.". Index values are the kernel's to check (data).
+void embedding_renorm_check(const Tensor& self, const Tensor& indices);
+
 }  // namespace opd::common

@@ -30,4 +30,10 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
   return common::empty_output(m.output_sizes, self.scalar_type(), self.device());
 }
 
+// The checks only: the rows it scales are data.
+Tensor& embedding_renorm_(Tensor& self, const Tensor& indices, double, double) {
+  common::embedding_renorm_check(self, indices);
+  return self;
+}
+
 }  // namespace opd::native

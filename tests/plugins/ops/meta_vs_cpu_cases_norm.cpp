@@ -179,6 +179,25 @@ Case embedding_backward_case(Gen& g) {
   return c;
 }
 
+// Now and then a table of another rank (the dim check) or an integer one (norm's dtype check).
+Case embedding_renorm__case(Gen& g) {
+  const int64_t n = g.integer(1, 4), d = g.integer(0, 3);
+  Shape table = g.chance(0.9) ? Shape{n, d} : g.shape(1, 3);
+  if (table.empty() || table[0] < 1) table = {n};
+  // Not an expanded table: writing a row of one is the internal-overlap error, which CPU raises
+  // only when the row's norm exceeds max_norm (data Meta cannot see), as PyTorch.
+  TensorRecipe self = g.recipe(table, mostly_floating(g));
+  if (self.layout == Layout_::Expanded) {
+    self.layout = Layout_::Contiguous;
+    self.base = self.sizes;
+    self.values.resize(static_cast<size_t>(numel_of(self.base)), 1.0);
+  }
+  return Case{
+      {g.tensor(self), indices(g, g.shape(0, 2), table[0]), g.value(IValue(g.real(0.1, 2.0))),
+       g.value(IValue(g.chance(0.7) ? 2.0 : g.real(0.5, 3.0)))},
+      {}};
+}
+
 }  // namespace
 
 void add_norm_op_cases(std::map<std::string, CaseFn>& m) {
@@ -225,6 +244,7 @@ void add_norm_op_cases(std::map<std::string, CaseFn>& m) {
   m["embedding"] = embedding_case;
   m["embedding_dense_backward"] = embedding_dense_backward_case;
   m["embedding_backward"] = embedding_backward_case;
+  m["embedding_renorm_"] = embedding_renorm__case;
 }
 
 }  // namespace opd::test::meta_vs_cpu

@@ -1,5 +1,5 @@
 """Table entries of embedding and dropout (issue #32 §1, helper "norm"): embedding,
-embedding_dense_backward, embedding_backward, native_dropout, native_dropout_backward, dropout,
+embedding_dense_backward, embedding_backward, embedding_renorm_, native_dropout, native_dropout_backward, dropout,
 feature_dropout, alpha_dropout (and their in-place forms).
 
 Dropout draws from opdispatch's generator, not torch's: the random entries are nondeterministic
@@ -65,6 +65,42 @@ def sample_embedding_dense_backward(op, make, dtype, requires_grad):
 def sample_embedding_backward(op, make, dtype, requires_grad):
     for s in sample_embedding_dense_backward(op, make, dtype, requires_grad):
         yield SampleInput(s.input, args=s.args + (False,))
+
+
+def _renorm(lib, self, *args):
+    """embedding_renorm_ on a copy (the sample's table stays as it was); the copy is the result."""
+    return lib.embedding_renorm_(self.clone(), *args)
+
+
+_renorm.__name__ = "embedding_renorm_"
+
+
+def sample_embedding_renorm_(op, make, dtype, requires_grad):
+    # Repeated indices (each row once), rows below and above max_norm, every kind of norm_type.
+    yield SampleInput(make((5, 3)), args=(_idx(make, (6,), 5), 1.0, 2.0))
+    yield SampleInput(make((4, 4)), args=(_idx(make, (2, 3), 4, "int32"), 0.5, 1.0))
+    yield SampleInput(make((6, 2)), args=(_idx(make, (4,), 6), 0.3, float("inf")))
+    yield SampleInput(make((3, 5)), args=(_idx(make, (3,), 3), 2.0, 3.0))
+    yield SampleInput(make((5, 3), noncontiguous=True), args=(_idx(make, (5,), 5), 0.1, 2.0))
+    yield SampleInput(make((4, 3)), args=(_idx(make, (0,), 4), 0.1, 2.0))
+
+
+def errors_embedding_renorm_(op, make):
+    yield ErrorInput(SampleInput(make((4,)), args=(_idx(make, (1,), 4), 1.0, 2.0)), RuntimeError,
+                     r"Expected 2-dimensional tensor, but got 1-dimensional tensor for argument #1 "
+                     r"'self' \(while checking arguments for embedding_renorm_\)")
+    yield ErrorInput(SampleInput(make((4, 3)), args=(make((1,)), 1.0, 2.0)), RuntimeError,
+                     r"Expected tensor for argument #2 'indices' to have one of the following "
+                     r"scalar types: Long, Int; but got torch.(meta.)?FloatTensor instead \(while "
+                     r"checking arguments for embedding_renorm_\)")
+    yield ErrorInput(SampleInput(make((4, 3), dtype_override="int64"),
+                                 args=(_idx(make, (2,), 4), 1.0, 2.0)), RuntimeError,
+                     r"norm\(\): input dtype should be either floating point or complex. "
+                     r"Got Long instead.")
+    yield ErrorInput(SampleInput(make((4, 3)), args=(make((1,), low=7, high=8,
+                                                          dtype_override="int64"), 1.0, 2.0)),
+                     IndexError, r"select\(\): index 7 out of range for tensor of size \[4, 3\] "
+                     r"at dimension 0", on_meta=False)
 
 
 # ---- dropout ------------------------------------------------------------------------------------
@@ -140,6 +176,10 @@ OP_DB = [
     OpInfo("embedding_backward", op=_aten("embedding_backward"), method=False,
            tol={"bfloat16": (6e-2, 2e-2)},  # bfloat16 sums of rows, another order
            supports_out=False, dtypes=NORM, sample_inputs=sample_embedding_backward),
+    OpInfo("embedding_renorm_", op=_renorm, method=False, supports_out=False, dtypes=NORM,
+           tol={"bfloat16": (2e-2, 2e-2)},  # the norm's sum in another order
+           sample_inputs=sample_embedding_renorm_, error_inputs=errors_embedding_renorm_,
+           supports_autograd=False),
     OpInfo("dropout", method=False, supports_out=False, dtypes=NORM,
            sample_inputs=_dropout_samples(_DETERMINISTIC), error_inputs=errors_dropout),
     OpInfo("dropout.random", method=False, supports_out=False, dtypes=NORM,
