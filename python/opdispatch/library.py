@@ -22,9 +22,10 @@ import weakref as _weakref
 from . import _C
 from . import ops as _ops
 from . import types as _types
+from ._opcheck import OpCheckError, opcheck  # torch.library.opcheck (opdispatch/_opcheck.py)
 
 __all__ = ["Library", "fallthrough_kernel", "custom_op", "infer_schema", "register_fake",
-           "register_kernel", "CustomOpDef"]
+           "register_kernel", "CustomOpDef", "opcheck", "OpCheckError"]
 
 _live = _weakref.WeakSet()
 

@@ -10,10 +10,11 @@ import inspect as _inspect
 from . import _C
 from . import ops as _ops
 from . import plugins as _plugins
-from .library import Library
+from .library import Library, opcheck
 from .tracing import trace
 
-__all__ = ["override_kernel", "scoped_plugin", "count_calls", "assert_no_dangling_impls"]
+__all__ = ["override_kernel", "scoped_plugin", "count_calls", "assert_no_dangling_impls",
+           "opcheck"]
 
 
 def _split(op):
