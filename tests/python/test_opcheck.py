@@ -242,6 +242,30 @@ def test_a_fake_kernel_returning_its_input_where_the_real_one_returns_a_view(def
                 "Tensors, found mismatch in outputs_are_inputs check True != False")
 
 
+def test_a_fake_kernel_with_another_storage_offset(defs):
+    lib = Library("opcheck_offset", "DEF")
+    defs.append(lib)
+    lib.define("tail(Tensor(a) x) -> Tensor(a)")
+    lib.impl("tail", lambda x: x[1:], "CPU")
+    lib.impl("tail", lambda x: opd.empty(x.shape[0] - 1, device="meta"), "Meta")
+    fails(opd.ops.opcheck_offset.tail, (opd.ones(3),), util="test_faketensor",
+          match="When comparing the output of opcheck_offset.tail.default on meta and concrete "
+                "Tensors, found mismatched storage offset")
+
+
+def test_a_backend_kernel_whose_output_requires_grad_where_meta_does_not(defs):
+    lib = Library("opcheck_rg", "DEF")
+    defs.append(lib)
+    lib.define("r(Tensor x) -> Tensor")
+    lib.impl("r", lambda x: (x * 2).requires_grad_(True), "CPU")
+    lib.impl("r", lambda x: opd.empty_like(x), "Meta")
+    fails(opd.ops.opcheck_rg.r, (opd.ones(3),), util="test_faketensor",
+          match="When comparing the output of opcheck_rg.r.default on meta and concrete Tensors, "
+                "found mismatched requires_grad-ness of outputs. This usually means that you "
+                "have added autograd support for your operator at a dispatch key other than "
+                "Autograd, which will lead to problems")
+
+
 def test_a_custom_op_without_register_fake(defs):
     @custom_op("opcheck_nofake::g", mutates_args=())
     def g(x: Tensor) -> Tensor:
