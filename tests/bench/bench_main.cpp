@@ -4,10 +4,13 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "bench_main.h"
 #include "ratios.h"
 
 namespace opd::bench {
@@ -21,6 +24,34 @@ struct Ratio {
 std::vector<Ratio>& ratios() {
   static std::vector<Ratio> r;
   return r;
+}
+
+bool smoke_mode = false;
+
+struct Requirement {
+  std::string suite;
+  std::function<std::string()> unavailable;
+};
+
+std::vector<Requirement>& requirements() {
+  static std::vector<Requirement> r;
+  return r;
+}
+
+// Removes --opd_bench_smoke from argv (Google Benchmark refuses flags it does not know).
+bool take_smoke_flag(int& argc, char** argv) {
+  bool found = false;
+  int kept = 0;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0 && std::strcmp(argv[i], "--opd_bench_smoke") == 0) {
+      found = true;
+      continue;
+    }
+    argv[kept++] = argv[i];
+  }
+  argc = kept;
+  argv[kept] = nullptr;
+  return found;
 }
 
 class RecordingReporter : public benchmark::ConsoleReporter {
@@ -42,6 +73,12 @@ class RecordingReporter : public benchmark::ConsoleReporter {
 
 }  // namespace
 
+bool smoke() { return smoke_mode; }
+
+void require_for_suite(std::string suite, std::function<std::string()> unavailable) {
+  requirements().push_back({std::move(suite), std::move(unavailable)});
+}
+
 void add_ratio(std::string name, std::string reference, std::string goal) {
   ratios().push_back({std::move(name), std::move(reference), std::move(goal), {}, {}});
 }
@@ -55,8 +92,15 @@ void add_ratio_over_baselines(std::string name, std::string name_baseline, std::
 }  // namespace opd::bench
 
 int main(int argc, char** argv) {
+  opd::bench::smoke_mode = opd::bench::take_smoke_flag(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  for (const auto& r : opd::bench::requirements()) {
+    if (std::string why = r.unavailable(); !why.empty()) {
+      std::printf("%s suite skipped: %s\n", r.suite.c_str(), why.c_str());
+      return 0;
+    }
+  }
   opd::bench::RecordingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nRatios (measured in this run):\n");

@@ -6,8 +6,9 @@
 //   10,000 allocations and frees of mixed sizes through empty() against cudaMalloc / cudaFree
 //   a non-blocking copy of 256 MiB from pinned host memory through copy_ against
 //     cudaMemcpyAsync from a cudaHostAlloc buffer
-// Every case is skipped, saying why, when the cuda plugin is not loaded (no device, no driver),
-// and when an operator it needs throws. Device work is waited for (cudaDeviceSynchronize) inside
+// When the cuda plugin is not loaded (no device, no driver) the binary prints one line saying
+// why and runs no case (opd::bench::require_for_suite); a case whose operator throws is skipped
+// with the error. Device work is waited for (cudaDeviceSynchronize) inside
 // each timed iteration and times are wall-clock, except for the tiny add, which times the host
 // side of one call.
 
@@ -24,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_main.h"
 #include "cuda_bench_kernels.h"
 #include "opd/ops.h"
 #include "opd/plugin_manager.h"
@@ -67,14 +69,18 @@ void check(cublasStatus_t status, const char* call) {
 
 void sync() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
-// Runs `body` when the cuda plugin serves; otherwise, or when `body` throws, reports the case
-// skipped with the reason.
+const bool kRequirement = [] {
+  opd::bench::require_for_suite("CUDA", [] {
+    const std::string& why = cuda_unavailable();
+    return why.empty() ? why : "no CUDA device (" + why + ")";
+  });
+  return true;
+}();
+
+// Runs `body` (main runs no case when the cuda plugin does not serve); when it throws, reports
+// the case skipped with the reason.
 template <class F>
 void run_on_cuda(benchmark::State& state, F&& body) {
-  if (!cuda_unavailable().empty()) {
-    state.SkipWithError(("no CUDA device: " + cuda_unavailable()).c_str());
-    return;
-  }
   try {
     body();
   } catch (const std::exception& e) {

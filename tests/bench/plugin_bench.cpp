@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_main.h"
 #include "opd/dispatcher.h"
 #include "opd/plugin_manager.h"
 #include "opd/tensor.h"
@@ -54,10 +55,10 @@ void BM_PluginLoadUnloadCycle(benchmark::State& state) {
 }
 BENCHMARK(BM_PluginLoadUnloadCycle)->Unit(benchmark::kMillisecond)->Iterations(100);
 
-// Calls per second of two threads calling a plugin's kernel for one second; with `reload`, a
-// third thread reloads that plugin 100 times meanwhile, evenly spread. Counts failed calls (a
-// call that threw or returned a wrong value) into `failed`.
-double dispatch_throughput(bool reload, int64_t& failed) {
+// Calls per second of two threads calling a plugin's kernel for `steps` times 10 ms; with
+// `reload`, a third thread reloads that plugin `steps` times meanwhile, evenly spread. Counts
+// failed calls (a call that threw or returned a wrong value) into `failed`.
+double dispatch_throughput(bool reload, int steps, int64_t& failed) {
   std::atomic<bool> done{false};
   std::atomic<int64_t> calls{0}, bad{0};
   auto worker = [&] {
@@ -78,7 +79,7 @@ double dispatch_throughput(bool reload, int64_t& failed) {
   };
   auto start = std::chrono::steady_clock::now();
   std::thread t1(worker), t2(worker);
-  for (int i = 1; i <= 100; ++i) {
+  for (int i = 1; i <= steps; ++i) {
     std::this_thread::sleep_until(start + std::chrono::milliseconds(10 * i));
     if (reload) opd::plugins().reload("bench_small");
   }
@@ -92,14 +93,16 @@ double dispatch_throughput(bool reload, int64_t& failed) {
 
 // The ratio of throughput with reloads to throughput without, from rounds that alternate the two
 // (so that neither always runs first, on a warmer or colder machine); the median round counts.
+// Five rounds of one second each way; in the smoke mode one round of 0.1 s.
 void BM_DispatchThroughputDuringReload(benchmark::State& state) {
   opd::plugins().load(OPD_BENCH_PLUGIN_DIR "/bench_small.yaml");
+  const int rounds = opd::bench::smoke() ? 1 : 5, steps = opd::bench::smoke() ? 10 : 100;
   for (auto _ : state) {
     int64_t failed = 0;
     std::vector<double> ratios, with, without;
-    for (int round = 0; round < 5; ++round) {
-      double a = dispatch_throughput(false, failed);
-      double b = dispatch_throughput(true, failed);
+    for (int round = 0; round < rounds; ++round) {
+      double a = dispatch_throughput(false, steps, failed);
+      double b = dispatch_throughput(true, steps, failed);
       without.push_back(a);
       with.push_back(b);
       ratios.push_back(b / a);

@@ -32,6 +32,9 @@ except ImportError:  # the comparison is never required
     torch = None
 
 ROUNDS = 15
+# Seconds each timed batch of calls lasts at least. --opd_bench_smoke (`opd bench --smoke`)
+# sets ROUNDS to 1 and this to 0: every call then runs twice, which proves it runs.
+BATCH_SECONDS = 0.02
 
 
 def per_call(fn, n):
@@ -41,7 +44,7 @@ def per_call(fn, n):
     return (time.perf_counter() - start) / n
 
 
-def calibrate(fn, target=0.02):
+def calibrate(fn, target):
     n = 1
     while per_call(fn, n) * n < target:
         n *= 4
@@ -50,7 +53,7 @@ def calibrate(fn, target=0.02):
 
 def measure(cases):
     """cases: {label: fn}; interleaved rounds; returns {label: median seconds per call}."""
-    counts = {k: calibrate(f) for k, f in cases.items()}
+    counts = {k: calibrate(f, BATCH_SECONDS) for k, f in cases.items()}
     samples = {k: [] for k in cases}
     labels = list(cases)
     for r in range(ROUNDS):
@@ -446,15 +449,30 @@ CASES = {
 }
 
 
+def benchmark_filter(spec):
+    """Google Benchmark's --benchmark_filter, as a predicate on case names: a regular
+    expression searched in the name; empty or "all" selects every case; a leading '-' selects
+    the cases it does not match (a negative filter)."""
+    import re
+    if spec in ("", "all"):
+        spec = "."
+    negative = spec.startswith("-")
+    pattern = re.compile(spec[1:] if negative else spec)
+    return lambda name: (pattern.search(name) is None) == negative
+
+
 def main(argv):
     # Google Benchmark's flags, as opd bench passes them: --benchmark_list_tests and
-    # --benchmark_filter=REGEX are honoured, the others (repetitions...) do not apply here.
-    import re
-    selected = dict(CASES)
+    # --benchmark_filter (its syntax; the last one given counts, as there) are honoured, the
+    # others (repetitions...) do not apply here; --opd_bench_smoke is opd bench --smoke's.
+    global ROUNDS, BATCH_SECONDS
+    selects = benchmark_filter("")
     for a in argv:
         if a.startswith("--benchmark_filter="):
-            pattern = re.compile(a.split("=", 1)[1])
-            selected = {k: v for k, v in selected.items() if pattern.search(k)}
+            selects = benchmark_filter(a.split("=", 1)[1])
+    if "--opd_bench_smoke" in argv:
+        ROUNDS, BATCH_SECONDS = 1, 0.0
+    selected = {k: v for k, v in CASES.items() if selects(k)}
     if "--benchmark_list_tests" in argv or "--benchmark_list_tests=true" in argv:
         for name in selected:
             print(name)

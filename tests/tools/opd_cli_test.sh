@@ -31,6 +31,39 @@ check "dump of an unknown operator fails" 1 "no operator named nope::nope" -- "$
 check "plugins lists manifests" 0 "example" -- "$opd" plugins
 check "plugins --json" 0 '"state": "available"' -- "$opd" plugins --json
 check "load reports the state" 0 "loaded" -- "$opd" load example
+
+# The table's columns start where the header's do, whatever the width of the cells (issue 33
+# §6: the keys "Autograd,CompositeImplicitAutograd,CompositeExplicitAutograd" pushed the columns
+# after them off): each left-aligned cell begins at its header's offset after a space (`serves`
+# may be empty), the right-aligned kernel count ends under the end of "kernels".
+table_aligned() {  # table_aligned NAME COMMAND...
+  local name="$1" out
+  shift
+  out="$("$@" 2>&1)"
+  if awk 'NR == 1 {
+            n = split("plugin version state keys serves kernels library", names, " ")
+            for (i = 1; i <= n; i++) at[i] = index($0, names[i])
+            next
+          }
+          {
+            for (i = 2; i <= 7; i++) if (substr($0, at[i] - 1, 1) != " ") bad = 1
+            split("1 2 3 4 7", filled, " ")
+            for (j in filled) if (substr($0, at[filled[j]], 1) == " ") bad = 1
+            end = at[6] + length("kernels") - 1
+            if (substr($0, end, 1) !~ /[0-9]/ || substr($0, end + 1, 1) != " ") bad = 1
+            rows++
+          }
+          END { exit (bad || rows == 0) }' <<<"$out"; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL: $name: the columns do not start at the header's offsets"
+    echo "$out"
+    failures=$((failures + 1))
+  fi
+}
+table_aligned "plugins aligns its columns" "$opd" plugins
+table_aligned "plugins --load aligns its columns" "$opd" plugins --load
+table_aligned "load aligns its columns" "$opd" load example
 check "load of an unknown plugin fails" 1 "plugin 'nope' was not found in the search path" -- "$opd" load nope
 check "check passes on the default set" 0 "0 problem(s)" -- "$opd" check
 check "check fails on a failing plugin" 1 "problem: plugin nope failed" -- "$opd" check --plugin nope
@@ -69,6 +102,30 @@ if [ -x "$(dirname "$opd")/opd_bench" ]; then
     failures=$((failures + 1))
   else
     passed=$((passed + 1))
+  fi
+  # Google Benchmark's filter syntax in every suite, the Python one's included: a leading '-'
+  # runs the cases the expression does not match (the Python suite read it as a plain regex
+  # and ran nothing), "all" runs every case.
+  if [ -x "$(dirname "$opd")/opd_bench_python" ]; then
+    out="$("$opd" bench --benchmark_list_tests --benchmark_filter=-Add 2>&1)"
+    if ! grep -qx "PySmallCalls" <<<"$out" || ! grep -qx "BM_DirectCall" <<<"$out" ||
+      grep -q "Add" <<<"$out"; then
+      echo "FAIL: bench --benchmark_filter=-Add runs the cases without Add, in C++ and Python"
+      echo "$out" | head -40
+      failures=$((failures + 1))
+    else
+      passed=$((passed + 1))
+    fi
+    out="$("$opd" bench --benchmark_list_tests --benchmark_filter=Add 2>&1)"
+    if ! grep -qx "PyOpsAdd" <<<"$out" || grep -qx "PySmallCalls" <<<"$out"; then
+      echo "FAIL: bench --benchmark_filter=Add runs the Python cases with Add only"
+      echo "$out" | head -40
+      failures=$((failures + 1))
+    else
+      passed=$((passed + 1))
+    fi
+    check "bench --benchmark_filter=all runs every Python case" 0 "PyConv" -- \
+      "$opd" bench --benchmark_list_tests --benchmark_filter=all
   fi
 else
   check "bench -- ARGS parses, then reports the missing suite" 1 \

@@ -42,7 +42,10 @@ void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
   // their arguments on. CLI11 hands what follows "--" to positionals only, so without one the
   // documented form failed with "The following arguments were not expected".
   static std::vector<std::string> after_separator;
+  static bool smoke = false;
   cmd->add_option("args", after_separator, "Arguments for Google Benchmark (after --)");
+  cmd->add_flag("--smoke", smoke,
+                "Run every case briefly, once, to prove it runs (CI); the times mean nothing");
   cmd->allow_extras();
   cmd->callback([cmd, &exit_code] {
     std::filesystem::path dir = std::filesystem::canonical("/proc/self/exe").parent_path();
@@ -59,6 +62,12 @@ void add_bench(CLI::App& app, int& exit_code, const char* argv0) {
     std::vector<std::string> args = {"--benchmark_repetitions=3",
                                      "--benchmark_enable_random_interleaving=true",
                                      "--benchmark_report_aggregates_only=true"};
+    // The smoke mode: one repetition of at least a millisecond per case, and the suites' own
+    // shortening of the cases that set their duration (opd::bench::smoke(), python_bench.py).
+    if (smoke) {
+      args = {"--benchmark_repetitions=1", "--benchmark_enable_random_interleaving=true",
+              "--benchmark_min_time=0.001", "--opd_bench_smoke"};
+    }
     // The extras are the unknown options before "--", and "--" itself, which CLI11 keeps.
     std::vector<std::string> extras = cmd->remaining();
     if (auto it = std::find(extras.begin(), extras.end(), "--"); it != extras.end()) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -39,14 +40,30 @@ nlohmann::json to_json(const PluginStatus& s) {
           {"manifest", s.manifest}};
 }
 
-// `keys` are the manifest's; `serves` the keys a loaded plugin registered kernels on.
+// `keys` are the manifest's; `serves` the keys a loaded plugin registered kernels on. Each
+// column is as wide as its widest cell (keys such as "Autograd,CompositeImplicitAutograd,..."
+// are long), the header's included; `kernels` is right-aligned, the last column unpadded.
 void print_table(const std::vector<PluginStatus>& all) {
-  std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:<20} {:>7}  {}\n", "plugin", "version",
-                           "state", "keys", "serves", "kernels", "library / reason");
+  std::vector<std::vector<std::string>> rows = {
+      {"plugin", "version", "state", "keys", "serves", "kernels", "library / reason"}};
   for (const auto& s : all) {
-    std::cout << fmt::format("{:<14} {:<10} {:<12} {:<20} {:<20} {:>7}  {}\n", s.name, s.version,
-                             to_string(s.state), joined(s.dispatch_keys), joined(s.served_keys),
-                             s.registrations, s.reason.empty() ? s.library : s.reason);
+    rows.push_back({s.name, s.version, std::string(to_string(s.state)), joined(s.dispatch_keys),
+                    joined(s.served_keys), std::to_string(s.registrations),
+                    s.reason.empty() ? s.library : s.reason});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  constexpr size_t kKernels = 5;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i + 1 < row.size(); ++i) {
+      line += i == kKernels ? fmt::format("{:>{}}", row[i], width[i])
+                            : fmt::format("{:<{}}", row[i], width[i]);
+      line += "  ";
+    }
+    std::cout << line << row.back() << "\n";
   }
 }
 
