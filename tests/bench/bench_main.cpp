@@ -1,6 +1,8 @@
 // Runs the benchmarks, then prints each declared ratio against its reference measured in the
 // same run: the machines are shared and noisy, so absolute times alone prove little.
 
+#include "bench_main.h"
+
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "bench_main.h"
 #include "ratios.h"
 
 namespace opd::bench {
