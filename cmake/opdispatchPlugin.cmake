@@ -5,7 +5,17 @@
 # needs (hidden visibility, -fno-gnu-unique, no NODELETE), compiled with OPD_BUILDING_PLUGIN so
 # that its OPD_LIBRARY* blocks run when the plugin manager loads it, not at dlopen. After each
 # build it writes OUTPUT_DIR/<NAME>.yaml: the manifest template with `library:` set to the built
-# file and `sha256:` to its digest. Used by opdispatch itself and installed for vendors.
+# file, `sha256:` to its digest and `abi:` to the plugin ABI major of the opdispatch it builds
+# against. Used by opdispatch itself and installed for vendors.
+#
+# Note [The manifest's abi at build time]: the plugin manager refuses a plugin whose manifest
+# states another ABI major than its own (OPD_PLUGIN_ABI_MAJOR), which a vendor who wrote `abi:`
+# by hand learnt only when a load failed after the package moved on. The template may omit
+# `abi:`: the manifest gets the major of the opd/plugin.h the plugin compiles with (the source
+# tree's in opdispatch's own build, the installed package's for a vendor). A template that
+# states another major fails the configuration, naming the template, its value and the
+# package's; the template is a configure dependency, so an edit is checked before the next
+# build. The loader's refusal stays, for a plugin built against another package.
 #
 # NATIVE_FUNCTIONS runs opd-gen on the vendor's native_functions.yaml (its operators' namespace,
 # say acme) and compiles what it writes into the plugin: the schemas, the registration of every
@@ -30,6 +40,8 @@ function(opd_add_plugin name)
     endif()
   endif()
   get_filename_component(manifest_in ${ARG_MANIFEST} ABSOLUTE)
+  _opd_plugin_abi_major(abi_major abi_header)
+  _opd_check_template_abi(${name} ${manifest_in} ${abi_major} ${abi_header})
   set(target opd_plugin_${name})
   add_library(${target} MODULE ${ARG_SOURCES})
   # The plugin API only: a plugin that includes a core header does not compile.
@@ -54,14 +66,56 @@ function(opd_add_plugin name)
   elseif(ARG_DERIVATIVES)
     message(FATAL_ERROR "opd_add_plugin(${name}): DERIVATIVES needs NATIVE_FUNCTIONS")
   endif()
+  # The manifest is written after each link: a template edited relinks.
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${manifest_in})
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_COMMAND}
       -DTEMPLATE=${manifest_in}
       -DLIBRARY=$<TARGET_FILE:${target}>
       -DOUTPUT=${ARG_OUTPUT_DIR}/${name}.yaml
+      -DABI=${abi_major}
       -P ${_OPD_PLUGIN_CMAKE_DIR}/opdispatchWriteManifest.cmake
     COMMENT "Writing manifest ${name}.yaml"
     VERBATIM)
+endfunction()
+
+# Sets `out` to OPD_PLUGIN_ABI_MAJOR as the opd/plugin.h that plugins compile with defines it,
+# and `out_header` to that file (Note [The manifest's abi at build time]).
+function(_opd_plugin_abi_major out out_header)
+  if(TARGET opd_plugin_api)
+    set(dirs ${opdispatch_SOURCE_DIR}/plugin_api/include)
+  else()
+    get_target_property(dirs opdispatch::plugin_api INTERFACE_INCLUDE_DIRECTORIES)
+  endif()
+  foreach(dir ${dirs})
+    if(EXISTS ${dir}/opd/plugin.h)
+      file(STRINGS ${dir}/opd/plugin.h define REGEX "^#define OPD_PLUGIN_ABI_MAJOR [0-9]+$")
+      if(define MATCHES "([0-9]+)$")
+        # A major bump in the source tree reconfigures, and rewrites every manifest.
+        set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/opd/plugin.h)
+        set(${out} ${CMAKE_MATCH_1} PARENT_SCOPE)
+        set(${out_header} ${dir}/opd/plugin.h PARENT_SCOPE)
+        return()
+      endif()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "opd_add_plugin: no opd/plugin.h defining OPD_PLUGIN_ABI_MAJOR in ${dirs}")
+endfunction()
+
+# Fails when the manifest template states an `abi:` other than `major`.
+function(_opd_check_template_abi name template major header)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${template})
+  file(STRINGS ${template} lines REGEX "^abi:")
+  foreach(line ${lines})
+    string(REGEX MATCH "^abi:[ \t]*([^# \t]*)" value "${line}")
+    set(value "${CMAKE_MATCH_1}")
+    if(NOT "${value}" STREQUAL "${major}")
+      message(FATAL_ERROR "opd_add_plugin(${name}): the manifest template ${template} states "
+        "'abi: ${value}', but the opdispatch package it builds against has plugin ABI major "
+        "${major} (OPD_PLUGIN_ABI_MAJOR in ${header}). Remove the 'abi:' line (opd_add_plugin "
+        "writes the package's) or build against a package of ABI ${value}.")
+    endif()
+  endforeach()
 endfunction()
 
 # opd-gen for opd_add_plugin's NATIVE_FUNCTIONS (ARG_* are the caller's). opd-gen is the
