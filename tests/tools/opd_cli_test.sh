@@ -116,7 +116,8 @@ if [ -x "$(dirname "$opd")/opd_bench" ]; then
     else
       passed=$((passed + 1))
     fi
-    out="$("$opd" bench --benchmark_list_tests --benchmark_filter=Add 2>&1)"
+    # The other forms on the Python suite alone (each `opd bench` starts every suite).
+    out="$("$(dirname "$opd")/opd_bench_python" --benchmark_list_tests --benchmark_filter=Add 2>&1)"
     if ! grep -qx "PyOpsAdd" <<<"$out" || grep -qx "PySmallCalls" <<<"$out"; then
       echo "FAIL: bench --benchmark_filter=Add runs the Python cases with Add only"
       echo "$out" | head -40
@@ -125,7 +126,7 @@ if [ -x "$(dirname "$opd")/opd_bench" ]; then
       passed=$((passed + 1))
     fi
     check "bench --benchmark_filter=all runs every Python case" 0 "PyConv" -- \
-      "$opd" bench --benchmark_list_tests --benchmark_filter=all
+      "$(dirname "$opd")/opd_bench_python" --benchmark_list_tests --benchmark_filter=all
   fi
 else
   check "bench -- ARGS parses, then reports the missing suite" 1 \
