@@ -297,7 +297,9 @@ Tensor reshape_as(const Tensor& self, const Tensor& other) {
 }
 
 // self viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...] and copied into
-// [r0 * s0, r1 * s1, ...].
+// [r0 * s0, r1 * s1, ...]. Always a new tensor, as PyTorch's: a reshape of the expanded view can
+// itself be a view (all repeats 1, or repeats of size-1 dimensions as stride 0), so it is cloned
+// first.
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   const int64_t n = static_cast<int64_t>(repeats.size());
   OPD_CHECK(n >= self.dim(),
@@ -313,11 +315,13 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
     expanded.insert(expanded.end(), {repeats[i], padded[i]});
     result.push_back(repeats[i] * padded[i]);
   }
-  return opd::reshape(opd::reshape(self, spread).expand(expanded), result);
+  return opd::clone(opd::reshape(self, spread).expand(expanded), MemoryFormat::Contiguous)
+      .view(result);
 }
 
 // Each element repeated `repeats` times along dim (over the flattened self when dim is None):
-// self unsqueezed after dim, expanded there and merged back.
+// self unsqueezed after dim, expanded there and merged back into a new tensor (a copy even where
+// the merge could view, as PyTorch's).
 Tensor repeat_interleave_self_int(const Tensor& self, int64_t repeats, std::optional<int64_t> dim,
                                   std::optional<int64_t> output_size) {
   OPD_CHECK(repeats >= 0, "repeats can not be negative");
@@ -328,7 +332,9 @@ Tensor repeat_interleave_self_int(const Tensor& self, int64_t repeats, std::opti
             "allocated size does not match required size");
   std::vector<int64_t> expanded(input.sizes().begin(), input.sizes().end());
   expanded.insert(expanded.begin() + d + 1, repeats);
-  return opd::flatten(opd::unsqueeze(input, d + 1).expand(expanded), d, d + 1);
+  return opd::flatten(
+      opd::clone(opd::unsqueeze(input, d + 1).expand(expanded), MemoryFormat::Contiguous), d,
+      d + 1);
 }
 
 // A new tensor whose diagonal (offset, dim1, dim2) holds self's last dimension, zero elsewhere:

@@ -409,6 +409,14 @@ TEST_P(ViewOps, StackRepeatFlipRollAndTriangles) {
   EXPECT_EQ(sizes(stack({a, a}, 1)), (Ints{2, 2, 3}));
   EXPECT_TRUE(
       tensors_equal(make({1, 2}, {2}).repeat({2, 2}), make({1, 2, 1, 2, 1, 2, 1, 2}, {2, 4})));
+  // A new tensor even where the expanded view would reshape as a view (as PyTorch's): repeats of
+  // a size-1 dimension, all repeats 1, repeat_interleave by 1.
+  const Tensor row = make({1, 2}, {1, 2});
+  for (const Tensor& r : {row.repeat({2, 1}), a.repeat({1, 1}), repeat_interleave(a, 1, 1),
+                          repeat_interleave(row, 3, 0)}) {
+    EXPECT_FALSE(r.storage().is_same(row.storage()) || r.storage().is_same(a.storage()));
+    EXPECT_TRUE(r.is_contiguous());
+  }
   EXPECT_TRUE(tensors_equal(flip(a, {0, 1}), make({5, 4, 3, 2, 1, 0}, {2, 3})));
   EXPECT_TRUE(tensors_equal(roll(a, {1}), make({5, 0, 1, 2, 3, 4}, {2, 3})));
   EXPECT_TRUE(tensors_equal(tril(a), make({0, 0, 0, 3, 4, 0}, {2, 3})));
