@@ -63,6 +63,7 @@ set(OPD_DISPATCH_SOURCES
   registration_context.cpp
 )
 list(TRANSFORM OPD_DISPATCH_SOURCES PREPEND ${_opd_core_src}/dispatch/)
+list(APPEND OPD_DISPATCH_SOURCES ${_opd_core_src}/testing/opcheck.cpp)  # opd/testing/opcheck.h
 
 # core/src/plugins: manifests (yaml-cpp), loading (Boost.DLL), life cycle
 set(OPD_PLUGIN_MANIFEST_SOURCES ${_opd_core_src}/plugins/plugin_manifest.cpp)
