@@ -58,6 +58,7 @@ set(OPD_DISPATCH_SOURCES
   dispatcher.cpp
   operator_handle.cpp
   boxed_call.cpp
+  cpu_fallback.cpp
   dispatch_observer.cpp
   library.cpp
   registration_context.cpp

@@ -1,0 +1,175 @@
+// A second device for the CPU fallback's tests (Note [CPU fallback]): the PrivateUse1 backend
+// "acme", named at load. Its memory is host memory from its own allocator (std::malloc, counted:
+// acme_device::live_blocks() and acme_device::allocations() read the counters), distinct from the
+// CPU's, so a tensor on it is only reachable through its kernels. It has the kernels a device
+// needs to exist (empty.memory_format, empty_strided, copy_ to and from the CPU, resize_), two
+// native operators (add.Tensor, mul.Tensor), and opd::cpu_fallback for everything else.
+//   acme_device::alias_of(Tensor(a) self) -> Tensor(a)   a view operator with a CPU kernel only
+//   acme_device::no_cpu(Tensor self) -> Tensor           an operator without any kernel
+//   acme_device::native_calls() -> int                   calls of the native add/mul so far
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "opd/cpu_fallback.h"
+#include "opd/ops.h"
+#include "opd/plugin.h"
+#include "opd/tensor.h"
+
+namespace {
+
+using opd::Device;
+using opd::DeviceType;
+using opd::IntArrayRef;
+using opd::ScalarType;
+using opd::Tensor;
+
+std::atomic<int64_t> live_blocks{0};
+std::atomic<int64_t> allocations{0};
+std::atomic<int64_t> native_calls{0};
+
+void release(void* data, void*) {
+  std::free(data);
+  live_blocks.fetch_sub(1);
+}
+
+size_t nbytes_for(IntArrayRef size, IntArrayRef stride, ScalarType dtype) {
+  int64_t last = 0;
+  for (size_t i = 0; i < size.size(); ++i) {
+    OPD_CHECK(size[i] >= 0, "Trying to create tensor with negative dimension {}", size[i]);
+    if (size[i] == 0) return 0;
+    last += (size[i] - 1) * stride[i];
+  }
+  return static_cast<size_t>(last + 1) * opd::element_size(dtype);
+}
+
+opd::Storage allocate(size_t nbytes, Device device) {
+  void* data = std::malloc(std::max<size_t>(nbytes, 1));
+  OPD_CHECK(data != nullptr, "acme: out of memory allocating {} bytes", nbytes);
+  live_blocks.fetch_add(1);
+  allocations.fetch_add(1);
+  return opd::Storage::create(data, nbytes, device, &release, nullptr,
+                              opd::this_plugin_reference());
+}
+
+Device acme_device(std::optional<Device> device) {
+  Device d = device.value_or(Device(DeviceType::PrivateUse1, 0));
+  return Device(DeviceType::PrivateUse1, d.index < 0 ? int8_t{0} : d.index);
+}
+
+Tensor empty_acme(IntArrayRef size, IntArrayRef stride, ScalarType dtype, Device device) {
+  opd::Storage storage = allocate(nbytes_for(size, stride, dtype), device);
+  return opd::make_tensor(std::move(storage), size, stride, 0, dtype, device);
+}
+
+// The same memory seen as a CPU tensor, for the CPU plugin's kernels to compute on (this device
+// is host memory). A CPU tensor is itself.
+Tensor host_alias(const Tensor& t) {
+  if (!t.defined() || t.is_cpu()) return t;
+  OPD_CHECK(t.device().is_privateuse1(), "acme: expected an acme or CPU tensor, got {}",
+            t.device());
+  return opd::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.scalar_type());
+}
+
+Tensor empty_memory_format(IntArrayRef size, std::optional<ScalarType> dtype,
+                           std::optional<opd::Layout>, std::optional<Device> device,
+                           std::optional<bool>, std::optional<opd::MemoryFormat> memory_format) {
+  OPD_CHECK(!memory_format || *memory_format == opd::MemoryFormat::Contiguous ||
+                *memory_format == opd::MemoryFormat::Preserve,
+            "acme: empty supports contiguous tensors only");
+  return empty_acme(size, opd::contiguous_strides(size), dtype.value_or(ScalarType::Float32),
+                    acme_device(device));
+}
+
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, std::optional<ScalarType> dtype,
+                     std::optional<opd::Layout>, std::optional<Device> device,
+                     std::optional<bool>) {
+  OPD_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
+  return empty_acme(size, stride, dtype.value_or(ScalarType::Float32), acme_device(device));
+}
+
+// Either side may be on the CPU: the CPU plugin copies between the host views (broadcasting
+// and converting as copy_ does).
+Tensor& copy_(Tensor& self, const Tensor& src, bool non_blocking) {
+  Tensor dst = host_alias(self);
+  dst.copy_(host_alias(src), non_blocking);
+  if (!dst.is_same(self)) self.bump_version();
+  return self;
+}
+
+// Contiguous geometry for `size`; a new block when the storage is too small.
+Tensor& resize_(Tensor& self, IntArrayRef size, std::optional<opd::MemoryFormat>) {
+  std::vector<int64_t> strides = opd::contiguous_strides(size);
+  const size_t item = opd::element_size(self.scalar_type());
+  const size_t needed =
+      nbytes_for(size, strides, self.scalar_type()) + self.storage_offset() * item;
+  opd::TensorImpl& impl = *self.unsafe_get_impl();
+  if (needed <= self.storage().nbytes()) {
+    impl.set_sizes_and_strides(size, strides, self.storage_offset());
+    return self;
+  }
+  opd::Storage grown = allocate(needed, self.device());
+  std::memcpy(grown.data(), self.storage().data(), self.storage().nbytes());
+  impl.set_storage_and_geometry(std::move(grown), size, strides, self.storage_offset());
+  return self;
+}
+
+// The native operators: the CPU plugin computes on the host views, the result moves into a
+// block of this device.
+Tensor to_acme(const Tensor& cpu, Device device) {
+  Tensor out = empty_acme(cpu.sizes(), cpu.strides(), cpu.scalar_type(), device);
+  if (cpu.numel() > 0) {
+    std::memcpy(out.data_ptr(), cpu.data_ptr(),
+                nbytes_for(cpu.sizes(), cpu.strides(), cpu.scalar_type()));
+  }
+  return out;
+}
+
+Device device_of(const Tensor& a, const Tensor& b) { return a.is_cpu() ? b.device() : a.device(); }
+
+Tensor add_Tensor(const Tensor& self, const Tensor& other, const opd::Scalar& alpha) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::add(host_alias(self), host_alias(other), alpha), device_of(self, other));
+}
+
+Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::mul(host_alias(self), host_alias(other)), device_of(self, other));
+}
+
+Tensor alias_of(const Tensor& self) {
+  return opd::make_view(self, self.sizes(), self.strides(), self.storage_offset());
+}
+
+}  // namespace
+
+OPD_PLUGIN(acme_device, "0.1.0") { opd::register_privateuse1_backend("acme"); }
+
+OPD_LIBRARY(acme_device, m) {
+  m.def("live_blocks() -> int");
+  m.def("allocations() -> int");
+  m.def("native_calls() -> int");
+  m.def("alias_of(Tensor(a) self) -> Tensor(a)");
+  m.def("no_cpu(Tensor self) -> Tensor");
+}
+
+OPD_LIBRARY_IMPL(acme_device, CompositeExplicitAutograd, m) {
+  m.impl("live_blocks", [] { return live_blocks.load(); });
+  m.impl("allocations", [] { return allocations.load(); });
+  m.impl("native_calls", [] { return native_calls.load(); });
+}
+
+OPD_LIBRARY_IMPL(acme_device, CPU, m) { m.impl("alias_of", &alias_of); }
+
+OPD_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", &empty_memory_format);
+  m.impl("empty_strided", &empty_strided);
+  m.impl("copy_", &copy_);
+  m.impl("resize_", &resize_);
+  m.impl("add.Tensor", &add_Tensor);
+  m.impl("mul.Tensor", &mul_Tensor);
+}
+
+OPD_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(&opd::cpu_fallback); }
