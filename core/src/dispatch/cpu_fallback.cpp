@@ -127,7 +127,6 @@ void cpu_fallback_with(const OperatorHandle& op, Stack* stack, const CpuFallback
     }
   }
   if (!target) target = device_arg;
-  if (options.warn) warn_once(op, target);
 
   // Step 2: the CPU kernel, through the dispatcher.
   try {
@@ -143,6 +142,10 @@ void cpu_fallback_with(const OperatorHandle& op, Stack* stack, const CpuFallback
         op.operator_name().to_string(), backend_name(target), op.operator_name().to_string(),
         op.entry().available_keys()));
   }
+
+  // After the kernel: an operator the CPU cannot run either, or a call it refuses, did not
+  // fall back.
+  if (options.warn) warn_once(op, target);
 
   // Step 3: written arguments get the CPU kernel's values.
   for (const Moved& m : moved) {

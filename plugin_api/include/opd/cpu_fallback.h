@@ -25,7 +25,8 @@
 // error_on_views. An operator with no CPU kernel either raises NotImplementedError naming the
 // operator and the device.
 //
-// Each operator warns once per process and backend, with torch's MPS text:
+// Each operator warns once per process and backend, when its CPU kernel has returned (not for
+// an operator the CPU cannot run either), with torch's MPS text:
 //   "The operator 'aten::sum' is not currently supported on the acme backend and will fall back
 //    to run on the CPU. This may have performance implications."
 // (the backend named as devices print: the registered PrivateUse1 name, "cuda"), through
