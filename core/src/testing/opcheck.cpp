@@ -205,29 +205,38 @@ bool overlaps(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys) {
   return false;
 }
 
-// Whether a call on these tensors is served by a CompositeImplicitAutograd kernel (a backend's
-// own kernel, when it has one, wins over it), read from the computed table as the Python check.
-bool decomposes(const OperatorHandle& op, const std::vector<Tensor>& tensors) {
-  const bool cuda = std::any_of(tensors.begin(), tensors.end(), [](const Tensor& t) {
-    return t.device().type == DeviceType::CUDA;
-  });
-  const std::string key = cuda ? "CUDA:" : "CPU:";
+// The backend key a call on these tensors dispatches to: CUDA when one is on CUDA (as the Python
+// check), else the first one's device that is not the CPU (Meta, a vendor's PrivateUse1), else CPU.
+std::string backend_of(const std::vector<Tensor>& tensors) {
+  DeviceType type = DeviceType::CPU;
+  for (const Tensor& t : tensors) {
+    if (t.device().type == DeviceType::CUDA) return to_string(DispatchKey::CUDA);
+    if (type == DeviceType::CPU) type = t.device().type;
+  }
+  return to_string(backend_key_for(type));
+}
+
+// The computed table's entry for runtime key `key` ("registered at ... [math kernel]"), or
+// nothing when no kernel serves it.
+std::optional<std::string> computed_entry(const OperatorHandle& op, std::string_view key) {
   const std::string table = op.dump_computed_table();
+  const std::string prefix = fmt::format("{}: ", key);
   size_t at = 0;
   while (at < table.size()) {
     size_t end = table.find('\n', at);
     if (end == std::string::npos) end = table.size();
-    std::string_view line(table.data() + at, end - at);
-    if (line.starts_with(key)) return line.ends_with("[math kernel]");
+    const std::string_view line(table.data() + at, end - at);
+    if (line.starts_with(prefix)) return std::string(line.substr(prefix.size()));
     at = end + 1;
   }
-  return false;
+  return std::nullopt;
 }
 
-bool has_computed_entry(const OperatorHandle& op, std::string_view key) {
-  const std::string table = op.dump_computed_table();
-  const std::string prefix = fmt::format("{}:", key);
-  return table.starts_with(prefix) || table.find("\n" + prefix) != std::string::npos;
+// Whether a call on these tensors is served by a CompositeImplicitAutograd kernel (a backend's
+// own kernel, when it has one, wins over it), read from the computed table as the Python check.
+bool decomposes(const OperatorHandle& op, const std::vector<Tensor>& tensors) {
+  const std::optional<std::string> entry = computed_entry(op, backend_of(tensors));
+  return entry && entry->ends_with("[math kernel]");
 }
 
 // aten::_unsafe_view is meant to have incorrect aliasing notation (hence unsafe), as torch says.
@@ -289,7 +298,10 @@ bool checkable(const std::vector<Tensor>& result, const std::vector<Tensor>& val
 // is checked, on the first result that breaks it, before the alias rules (a new tensor would
 // otherwise read as "defined to alias output but was not aliasing", which says less). The call
 // runs below autograd, as torch's SchemaCheckMode does: an in-place autograd kernel returns
-// `self` whatever the backend kernel returned, and would hide the backend's mistake.
+// `self` whatever the backend kernel returned, and would hide the backend's mistake. An operator
+// no backend kernel serves (a vendor's, implemented at an Autograd key only) is called through
+// autograd instead, and what its autograd kernel returns is checked: below autograd it has no
+// kernel to run, and torch's check, which never sees such a call, passes it.
 void check_written_results(const std::vector<Alias>& arguments, const std::vector<Alias>& returns,
                            const std::vector<Argument>& args, const Stack& values,
                            const Stack& outs) {
@@ -322,10 +334,14 @@ void schema_check(const OperatorHandle& op, const Stack& values) {
     tensors[i] = leaves(values[i]);
     for (const Tensor& t : tensors[i]) before[i].push_back(snapshot(t));
   }
+  std::vector<Tensor> all;
+  for (const auto& ts : tensors) all.insert(all.end(), ts.begin(), ts.end());
   Stack outs = values;
-  {
+  if (computed_entry(op, backend_of(all))) {
     AutoDispatchBelowAutograd below_autograd;  // Note [Written results are the arguments]
     op.call_boxed(&outs);
+  } else {
+    op.call_boxed(&outs);  // only an autograd kernel serves it: what it returns is the result
   }
   if (outs.size() > returns.size()) outs.resize(returns.size());
   std::vector<std::vector<Tensor>> results;
@@ -333,8 +349,6 @@ void schema_check(const OperatorHandle& op, const Stack& values) {
   // A call a CompositeImplicitAutograd kernel serves: torch's SchemaCheckMode sees only the
   // operators it calls (dropout and contiguous may return their input), so the alias rules are
   // left to those operators' own checks.
-  std::vector<Tensor> all;
-  for (const auto& ts : tensors) all.insert(all.end(), ts.begin(), ts.end());
   const bool composite = decomposes(op, all);
   if (!composite) check_written_results(arguments, returns, args, values, outs);
   for (size_t i = 0; i < n; ++i) {
@@ -569,7 +583,7 @@ void fake_check(const OperatorHandle& op, const Stack& values) {
   for (Tag t : {Tag::dynamic_output_shape, Tag::inplace_view, Tag::data_dependent_output}) {
     if (op.has_tag(t)) return;
   }
-  if (!has_computed_entry(op, "Meta")) {
+  if (!computed_entry(op, "Meta")) {
     throw Error(
         fmt::format("{} has no meta implementation: register a Meta kernel for {} "
                     "(Library.impl(..., 'Meta'))",

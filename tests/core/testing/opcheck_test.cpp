@@ -184,6 +184,18 @@ TEST_F(OpCheck, AnOutKernelMustReturnTheOutArgumentItself) {
   }
 }
 
+// Note [Written results are the arguments]: no backend kernel, so the call goes through autograd.
+TEST_F(OpCheck, AnOperatorServedOnlyAtAnAutogradKeyIsCheckedThroughAutograd) {
+  Library lib(Library::DEF, "opcheck_cpp_adonly");
+  lib.def("twice(Tensor x) -> Tensor");
+  lib.impl("twice", DispatchKey::Autograd, [](const Tensor& x) { return x * 2; });
+  OpCheckOptions options;
+  options.test_utils = {"test_schema", "test_autograd_registration"};
+  const auto results = opcheck(find_operator_or_throw("opcheck_cpp_adonly::twice"),
+                               {IValue(ones3().requires_grad_(true))}, options);
+  for (const auto& r : results) EXPECT_TRUE(r.ok()) << r.test_util << ": " << r.message;
+}
+
 TEST_F(OpCheck, OutputsThatAliasEachOtherUnexpectedly) {
   Library lib(Library::DEF, "opcheck_cpp_pair");
   lib.def("pair(Tensor x) -> (Tensor, Tensor)");
