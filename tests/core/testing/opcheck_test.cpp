@@ -102,6 +102,7 @@ TEST_F(OpCheck, MetaInputsSkipEveryCheck) {
   lib.def("f(Tensor x) -> Tensor");  // no kernel at all: any check that ran would fail
   const auto results = opcheck(find_operator_or_throw("opcheck_cpp_skip::f"),
                                {IValue(empty({3}, TensorOptions().device(Device(kMeta))))});
+  EXPECT_EQ(names(results), kAll);
   for (const auto& r : results) EXPECT_EQ(r.message, "SUCCESS");
 }
 
@@ -193,6 +194,7 @@ TEST_F(OpCheck, AnOperatorServedOnlyAtAnAutogradKeyIsCheckedThroughAutograd) {
   options.test_utils = {"test_schema", "test_autograd_registration"};
   const auto results = opcheck(find_operator_or_throw("opcheck_cpp_adonly::twice"),
                                {IValue(ones3().requires_grad_(true))}, options);
+  EXPECT_EQ(names(results), options.test_utils);
   for (const auto& r : results) EXPECT_TRUE(r.ok()) << r.test_util << ": " << r.message;
 }
 
