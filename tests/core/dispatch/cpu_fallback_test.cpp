@@ -123,6 +123,31 @@ TEST_F(CpuFallback, OperatorsWithoutANativeKernelRunOnTheCpu) {
   EXPECT_EQ(s.item<double>(), 3.0);
 }
 
+TEST_F(CpuFallback, OptionalTensorListsAndDeviceArgumentsMove) {
+  // Tensor?[]: index and index_put_ with acme indices (and a None).
+  Tensor a = iota({3, 2});
+  Tensor rows = arange(2, -1, -1, TensorOptions().dtype(ScalarType::Int64));
+  Tensor picked = index(acme(a), {acme(rows)});
+  EXPECT_EQ(picked.device(), kAcme);
+  EXPECT_TRUE(equal(cpu(picked), index(a, {rows})));
+  Tensor x = acme(a);
+  const Tensor& same = x.index_put_({std::nullopt, acme(rows.slice(0, 1, 3))}, acme(zeros({3, 2})));
+  EXPECT_TRUE(same.is_same(x));
+  EXPECT_TRUE(equal(cpu(x), zeros({3, 2})));
+  // A factory with device=acme runs on the CPU and moves its result to the Device argument's.
+  Tensor r = arange(0, 4, 1, TensorOptions().dtype(ScalarType::Float32).device(kAcme));
+  EXPECT_EQ(r.device(), kAcme);
+  EXPECT_TRUE(equal(cpu(r), iota({4})));
+}
+
+TEST_F(CpuFallback, GradientsFlowOnTheDevice) {
+  Tensor x = acme(iota({2, 3}) - 2).requires_grad_(true);
+  relu(x * x).sum().backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().device(), kAcme);
+  EXPECT_TRUE(equal(cpu(x.grad()), (iota({2, 3}) - 2) * 2));
+}
+
 TEST_F(CpuFallback, WrittenArgumentsAreWrittenBackAndReturned) {
   Tensor a = iota({2, 3});
   Tensor x = acme(a);
