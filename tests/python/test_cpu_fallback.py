@@ -1,5 +1,5 @@
 """opd::cpu_fallback from Python (Note [CPU fallback]): the fixture device "acme"
-(tests/plugins/acme_device_plugin.cpp, a PrivateUse1 backend named at load) has native add and
+(tests/vendor_device/acme_device.cpp, a PrivateUse1 backend named at load) has native add and
 mul; every other operator runs on the CPU through the fallback, with torch's warning once per
 operator."""
 

@@ -1,5 +1,5 @@
 // opd::cpu_fallback (Note [CPU fallback]) on a real second device: the acme_device fixture
-// (tests/plugins/acme_device_plugin.cpp), a PrivateUse1 backend named "acme" with host memory of
+// (tests/vendor_device/acme_device.cpp), a PrivateUse1 backend named "acme" with host memory of
 // its own, native add.Tensor and mul.Tensor, and the fallback for the rest.
 
 #include "opd/cpu_fallback.h"

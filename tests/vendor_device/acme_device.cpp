@@ -1,9 +1,11 @@
-// A second device for the CPU fallback's tests (Note [CPU fallback]): the PrivateUse1 backend
-// "acme", named at load. Its memory is host memory from its own allocator (std::malloc, counted:
-// acme_device::live_blocks() and acme_device::allocations() read the counters), distinct from the
-// CPU's, so a tensor on it is only reachable through its kernels. It has the kernels a device
-// needs to exist (empty.memory_format, empty_strided, copy_ to and from the CPU, resize_), two
-// native operators (add.Tensor, mul.Tensor), and opd::cpu_fallback for everything else.
+// A vendor's device, built only against the installed package (issue 33 §4; CMakeLists.txt here)
+// and, in the tree, as the fixture the CPU fallback's tests load (tests/plugins/CMakeLists.txt):
+// the PrivateUse1 backend "acme", named at load. Its memory is host memory from its own
+// allocator (std::malloc, counted: acme_device::live_blocks() and acme_device::allocations() read
+// the counters), distinct from the CPU's, so a tensor on it is only reachable through its
+// kernels. It has the kernels a device needs to exist (empty.memory_format, empty_strided, copy_
+// to and from the CPU, resize_), two native operators (add.Tensor, mul.Tensor), and
+// opd::cpu_fallback (Note [CPU fallback]) for everything else.
 //   acme_device::alias_of(Tensor(a) self) -> Tensor(a)   a view operator with a CPU kernel only
 //   acme_device::no_cpu(Tensor self) -> Tensor           an operator without any kernel
 //   acme_device::native_calls() -> int                   calls of the native add/mul so far
