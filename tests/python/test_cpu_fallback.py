@@ -77,3 +77,35 @@ def test_an_operator_without_a_cpu_kernel_is_named():
             opd.ops.acme_device.no_cpu(a)
     # It did not fall back: no warning says it will.
     assert [str(w.message) for w in record] == []
+
+
+def _train_mlp(device, steps=15):
+    """A two-layer MLP on a quadrant-sign task, plain SGD: the losses of each step."""
+    import opdispatch.nn.functional as F
+    opd.manual_seed(0)
+    x = opd.randn(64, 2)
+    y = (x[:, 0] * x[:, 1] > 0).long()
+    params = [opd.randn(2, 16) * 0.5, opd.zeros(16), opd.randn(16, 2) * 0.5, opd.zeros(2)]
+    x, y = x.to(device), y.to(device)
+    params = [p.to(device).requires_grad_() for p in params]
+    losses = []
+    for _ in range(steps):
+        w1, b1, w2, b2 = params
+        loss = F.cross_entropy(opd.relu(x @ w1 + b1) @ w2 + b2, y)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        assert all(str(p.grad.device) == str(p.device) for p in params)
+        with opd.no_grad():
+            for p in params:
+                p.sub_(0.5 * p.grad)
+        losses.append(loss.item())
+    return losses
+
+
+def test_an_mlp_trains_on_acme_with_the_cpu_losses():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        losses = _train_mlp("acme")
+    assert losses == _train_mlp("cpu")
+    assert losses[-1] < losses[0]
