@@ -47,6 +47,10 @@ struct CpuFallbackOptions {
 };
 
 // The boxed fallback, with the default options: registrable as is with Library::fallback/impl.
+// REQUIRES: `op` has a schema and `stack` ends with its arguments (as a boxed kernel is called);
+// they are replaced by its results. Thread-safe (the warned-once set is under a mutex). Throws
+// what the CPU kernel throws; NotImplementedError when the CPU has no kernel for `op` either;
+// Error for a view result under error_on_views.
 OPD_API void cpu_fallback(const OperatorHandle& op, Stack* stack);
 // The same without the warning.
 OPD_API void cpu_fallback_quiet(const OperatorHandle& op, Stack* stack);
