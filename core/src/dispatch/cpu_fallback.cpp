@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,6 +17,7 @@
 #include "opd/operator_entry.h"
 #include "opd/ops.h"
 #include "opd/tensor.h"
+#include "opd/thread_annotations.h"
 #include "opd/warning.h"
 
 namespace opd {
@@ -60,14 +60,19 @@ std::string backend_name(const std::optional<Device>& device) {
   return device ? device_type_name(device->type) : "<none>";
 }
 
+// The (operator, backend) pairs warned about, for the process (as TORCH_WARN_ONCE's flag).
+struct Warned {
+  Mutex mutex;
+  std::set<std::pair<std::string, std::string>> pairs OPD_GUARDED_BY(mutex);
+};
+
 void warn_once(const OperatorHandle& op, const std::optional<Device>& device) {
-  static std::mutex mutex;
-  static std::set<std::pair<std::string, std::string>> warned;
+  static Warned warned;
   std::string name = op.operator_name().to_string();
   std::string backend = backend_name(device);
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!warned.emplace(name, backend).second) return;
+    MutexLock lock(warned.mutex);
+    if (!warned.pairs.emplace(name, backend).second) return;
   }
   warn(fmt::format(
       "The operator '{}' is not currently supported on the {} backend and will fall back to run "
