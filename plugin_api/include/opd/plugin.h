@@ -59,8 +59,11 @@
 // padding, upsampling, the norms, embedding, dropout, the losses, one_hot, bilinear,
 // scaled_dot_product_attention...) and `bool[N]` arguments as std::array<bool, N> (boxing.h);
 // additions only.
+// 3.8: the vendor kit: opd::cpu_fallback, cpu_fallback_quiet and cpu_fallback_with
+// (opd/cpu_fallback.h), opd::testing::opcheck with its error types (opd/testing/opcheck.h, host
+// side), opd::embedding_renorm_; additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 7
+#define OPD_PLUGIN_ABI_MINOR 8
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 
