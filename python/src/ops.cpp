@@ -640,8 +640,9 @@ py::object call_overloads(std::span<const OperatorHandle> candidates, std::strin
 
 void bind_ops(py::module_& m) {
   // Never undone: _C is never unloaded, and the listener must outlive every registration. (A
-  // static pointer, so that LeakSanitizer sees it reachable.)
-  static auto* listener = new RegistrationHandle(
+  // static pointer, so that LeakSanitizer sees it reachable; volatile, so that an optimising
+  // build keeps the store it never reads.)
+  static RegistrationHandle* volatile listener = new RegistrationHandle(
       Dispatcher::singleton().add_registration_listener(std::make_unique<SchemaGeneration>()));
   (void)listener;
   m.def("_schema_generation", &schema_generation);
