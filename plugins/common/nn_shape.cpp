@@ -188,16 +188,20 @@ void check_nll_loss_batch(const Tensor& self, const Tensor& target) {
               target.size(0));
 }
 
+void check_indices_long_or_int(const Tensor& indices, int position, std::string_view op) {
+  const ScalarType it = indices.scalar_type();
+  OPD_CHECK(it == kLong || it == kInt,
+            "Expected tensor for argument #{} 'indices' to have one of the following scalar "
+            "types: Long, Int; but got {} instead (while checking arguments for {})",
+            position, legacy_type_name(it, indices.device()), op);
+}
+
 void embedding_renorm_check(const Tensor& self, const Tensor& indices) {
   OPD_CHECK(self.dim() == 2,
             "Expected 2-dimensional tensor, but got {}-dimensional tensor for argument #1 'self' "
             "(while checking arguments for embedding_renorm_)",
             self.dim());
-  const ScalarType it = indices.scalar_type();
-  OPD_CHECK(it == kLong || it == kInt,
-            "Expected tensor for argument #2 'indices' to have one of the following scalar types: "
-            "Long, Int; but got {} instead (while checking arguments for embedding_renorm_)",
-            legacy_type_name(it, indices.device()));
+  check_indices_long_or_int(indices, 2, "embedding_renorm_");
   const ScalarType t = self.scalar_type();
   OPD_CHECK(indices.numel() == 0 || is_floating_point(t) || is_complex(t),
             "norm(): input dtype should be either floating point or complex. Got {} instead.",

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "opd/tensor.h"
@@ -88,7 +89,12 @@ NllLossMeta nll_loss_backward_meta(const Tensor& grad_output, const Tensor& self
 // batch_size (3) to match target batch_size (2)." when a batched input and its target disagree.
 void check_nll_loss_batch(const Tensor& self, const Tensor& target);
 
-// ---- embedding_renorm_ --------------------------------------------------------------------------
+// ---- embedding ----------------------------------------------------------------------------------
+
+// PyTorch's checkScalarTypes for an index argument: Error "Expected tensor for argument #1
+// 'indices' to have one of the following scalar types: Long, Int; but got torch.FloatTensor
+// instead (while checking arguments for embedding)", with `position` and `op` as given.
+void check_indices_long_or_int(const Tensor& indices, int position, std::string_view op);
 
 // embedding_renorm_'s checks, as PyTorch's checkDim and checkScalarTypes word them: "Expected
 // 2-dimensional tensor, but got 1-dimensional tensor for argument #1 'self' (while checking

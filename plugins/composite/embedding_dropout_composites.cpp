@@ -11,7 +11,7 @@
 #include <cmath>
 #include <tuple>
 
-#include "common/view_shape.h"
+#include "common/nn_shape.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
 #include "opd/ops.h"
@@ -22,11 +22,7 @@ namespace opd::native {
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t, bool, bool) {
   OPD_CHECK(weight.dim() == 2, "'weight' must be 2-D");
-  const ScalarType it = indices.scalar_type();
-  OPD_CHECK(it == kLong || it == kInt,
-            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-            "Long, Int; but got {} instead (while checking arguments for embedding)",
-            legacy_type_name(it, indices.device()));
+  common::check_indices_long_or_int(indices, 1, "embedding");
   if (indices.dim() == 1) return opd::index_select(weight, 0, indices);
   std::vector<int64_t> sizes(indices.sizes().begin(), indices.sizes().end());
   sizes.push_back(weight.size(1));
@@ -44,12 +40,7 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num
 // by the number of times its index occurs.
 Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices,
                                 int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
-  const ScalarType it = indices.scalar_type();
-  OPD_CHECK(it == kLong || it == kInt,
-            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-            "Long, Int; but got {} instead (while checking arguments for "
-            "embedding_backward)",
-            legacy_type_name(it, indices.device()));
+  common::check_indices_long_or_int(indices, 1, "embedding_backward");
   const int64_t D = grad_output.size(-1);
   const Tensor idx = indices.reshape({-1});
   Tensor rows = grad_output.reshape({idx.numel(), D});
