@@ -1,0 +1,156 @@
+"""PrivateUse1 from Python, as torch.utils.backend_registration: ``rename_privateuse1_backend``
+names the vendor slot (opd::register_privateuse1_backend; a plugin usually names it at load),
+``generate_methods_for_privateuse1_backend`` gives the named device torch's convenience methods:
+``Tensor.<name>(device=None, non_blocking=False, **kwargs)``, the property ``Tensor.is_<name>``
+and ``Module.<name>(device=None)``. Error types and texts are torch 2.x's."""
+
+import ctypes
+
+import opdispatch as _opd
+
+__all__ = ["rename_privateuse1_backend", "generate_methods_for_privateuse1_backend"]
+
+_UNNAMED = "privateuseone"
+# opd::register_privateuse1_backend refuses these (plugin_api/src/dispatch_key.cpp).
+_BUILT_IN = ("cpu", "cuda", "meta")
+
+
+def _get_privateuse1_backend_name():
+    """The registered name, or ``"privateuseone"`` before any (torch's
+    ``_get_privateuse1_backend_name``): a device of the slot prints it."""
+    return _opd.device(_UNNAMED).type
+
+
+# Note [Naming PrivateUse1 from Python]
+# The extension opdispatch._C has no binding of opd::register_privateuse1_backend (torch has
+# torch._C._rename_privateuse1_backend); when it gets one, under that name, it is used. Until then
+# the exported function of libopd_core.so (the plugin API: stable within an ABI major, see Note
+# [Plugin ABI]) is called through ctypes: a std::string_view argument is two words, its length
+# then its pointer (the Itanium C++ ABI passes the trivially copyable pair in two registers).
+# A C++ exception cannot cross ctypes' C frames, so every refusal of the C++ function (an empty
+# name, a built-in device's, a second name) is raised here first, as torch's RuntimeError; the
+# one left is a plugin naming the slot between the check and the call, from another thread.
+_REGISTER_SYMBOL = "_ZN3opd28register_privateuse1_backendESt17basic_string_viewIcSt11char_traitsIcEE"
+
+
+def _core_library_path():
+    """The path of the libopd_core.so this process loaded (with opdispatch._C)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split(maxsplit=5)[-1].strip()
+            if "/libopd_core.so" in path:
+                return path
+    raise RuntimeError("opdispatch.utils: libopd_core.so is not loaded in this process")
+
+
+def _register_privateuse1_backend(name):
+    bound = getattr(_opd._C, "_rename_privateuse1_backend", None)
+    if bound is not None:
+        bound(name)
+        return
+    register = getattr(ctypes.CDLL(_core_library_path()), _REGISTER_SYMBOL)
+    register.argtypes = [ctypes.c_size_t, ctypes.c_char_p]
+    register.restype = None
+    data = name.encode()
+    register(len(data), data)
+
+
+def rename_privateuse1_backend(backend_name: str) -> None:
+    """Names the PrivateUse1 backend ``backend_name``, once per process, so that it is a device
+    string (``opdispatch.device("acme:0")``, ``x.to("acme")``). Naming it again with the same
+    name (as the plugin that named it at load) does nothing; another name is a RuntimeError
+    naming the current one. The slot's kernels come from a plugin (``OPD_LIBRARY_IMPL(aten,
+    PrivateUse1, m)``)."""
+    if not isinstance(backend_name, str):
+        raise TypeError(f"rename_privateuse1_backend(): argument 'backend_name' must be str, not "
+                        f"{type(backend_name).__name__}")
+    current = _get_privateuse1_backend_name()
+    if current != _UNNAMED and current != backend_name:
+        raise RuntimeError("opdispatch.utils.rename_privateuse1_backend() has already been set! "
+                           f"Current backend: {current}")
+    if backend_name in _BUILT_IN:
+        raise RuntimeError(
+            f"Cannot register privateuse1 backend with in-tree device name: {backend_name}")
+    if not backend_name:
+        raise RuntimeError("Cannot register privateuse1 backend with an empty name")
+    if current != backend_name:
+        _register_privateuse1_backend(backend_name)
+
+
+def _check_register_once(module, attr):
+    if hasattr(module, attr):
+        raise RuntimeError(
+            f"The custom device module of {module} has already been registered with {attr}")
+
+
+def _normalization_device(custom_backend_name, device=None):
+    """The device index ``device`` (None, an int, a string or a device of the backend) names;
+    None and an index-less device are the current device, 0 (one device: no device module)."""
+    if device is None:
+        return 0
+    if isinstance(device, str):
+        device = _opd.device(device)
+    if isinstance(device, _opd.device):
+        if device.type != custom_backend_name:
+            raise RuntimeError(f"Invalid device, must be {custom_backend_name} device")
+        return 0 if device.index is None else device.index
+    return device
+
+
+def _generate_tensor_methods(custom_backend_name):
+    def wrap_tensor_backend(self):
+        return self.device.type == custom_backend_name
+
+    _check_register_once(_opd.Tensor, f"is_{custom_backend_name}")
+    setattr(_opd.Tensor, f"is_{custom_backend_name}", property(wrap_tensor_backend))
+
+    def wrap_tensor_to(self, device=None, non_blocking=False, **kwargs):
+        """This tensor on the custom device (``self`` when it already is there), through
+        ``Tensor.to``; ``device`` an index, a device or a device string of the backend."""
+        index = _normalization_device(custom_backend_name, device)
+        return self.to(device=_opd.device(f"{custom_backend_name}:{index}"),
+                       non_blocking=non_blocking, **kwargs)
+
+    _check_register_once(_opd.Tensor, custom_backend_name)
+    setattr(_opd.Tensor, custom_backend_name, wrap_tensor_to)
+
+
+def _generate_module_methods(custom_backend_name, module_class):
+    if not hasattr(_opd.Tensor, custom_backend_name):
+        raise RuntimeError(
+            f"Can not automatically generate {custom_backend_name}() method for "
+            f"opdispatch.nn.Module.Because opdispatch.Tensor doesn't has the method "
+            f"{custom_backend_name}().For this error, you can try setting for_tensor=True.")
+
+    def wrap_module_to(self, device=None):
+        """Moves the module's parameters and buffers to the custom device (``_apply``), in
+        place; returns the module."""
+        return self._apply(lambda t: getattr(t, custom_backend_name)(device))
+
+    _check_register_once(module_class, custom_backend_name)
+    setattr(module_class, custom_backend_name, wrap_module_to)
+
+
+def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module: bool = True,
+                                             for_storage: bool = False,
+                                             unsupported_dtype=None) -> None:
+    """Gives the PrivateUse1 backend, under its registered name (``"privateuseone"`` before
+    one, as torch), torch's generated methods: ``Tensor.<name>()`` and ``Tensor.is_<name>``
+    (for_tensor), ``Module.<name>()`` (for_module; it needs the Tensor method). Generating a
+    method that exists is a RuntimeError naming it.
+
+    opdispatch has no Module classes (``opdispatch.nn`` holds ``functional`` only): for_module
+    gives the method to ``opdispatch.nn.Module`` where that exists, an object with torch's
+    ``_apply(fn)``, and has nothing to generate otherwise. It has no Storage classes either:
+    for_storage (and with it unsupported_dtype, which applies to storages only) is a
+    NotImplementedError."""
+    if for_storage:
+        raise NotImplementedError(
+            "generate_methods_for_privateuse1_backend: opdispatch has no Storage classes, so "
+            "for_storage=True has nothing to generate methods for")
+    custom_backend_name = _get_privateuse1_backend_name()
+    if for_tensor:
+        _generate_tensor_methods(custom_backend_name)
+    module_class = getattr(_opd.nn, "Module", None)
+    if for_module and module_class is not None:
+        _generate_module_methods(custom_backend_name, module_class)

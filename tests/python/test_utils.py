@@ -1,0 +1,126 @@
+"""opdispatch.utils, as torch.utils.backend_registration: rename_privateuse1_backend and
+generate_methods_for_privateuse1_backend on the fixture device "acme"
+(tests/vendor_device/acme_device.cpp, a PrivateUse1 backend that names itself at load), with
+torch 2.x's error types and texts; naming the slot from Python in a fresh process."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import opdispatch as opd
+from opdispatch import utils
+
+
+@pytest.fixture(scope="module", autouse=True)
+def acme():
+    manifest = os.path.join(os.environ["OPD_TEST_PLUGIN_DIR"], "acme_device", "acme_device.yaml")
+    status = opd.plugins.load(manifest)
+    assert status.state == "loaded", status.reason
+    utils.generate_methods_for_privateuse1_backend()
+    yield
+    del opd.Tensor.acme, opd.Tensor.is_acme
+    opd.plugins.unload("acme_device")
+
+
+def test_the_plugin_named_the_slot_and_renaming_it_again_is_refused():
+    assert opd.device("privateuseone:0").type == "acme"
+    utils.rename_privateuse1_backend("acme")  # the same name: nothing to do
+    with pytest.raises(RuntimeError, match=re.escape(
+            "opdispatch.utils.rename_privateuse1_backend() has already been set! Current "
+            "backend: acme")):
+        utils.rename_privateuse1_backend("npu")
+    with pytest.raises(TypeError, match="must be str, not int"):
+        utils.rename_privateuse1_backend(1)
+
+
+def test_tensor_methods_move_to_acme_and_tell_where_a_tensor_is():
+    x = opd.tensor([[1., 2.], [3., 4.]])
+    a = x.acme()
+    assert a.device == opd.device("acme:0") and str(a.device) == "acme:0"
+    assert a.is_acme and not x.is_acme
+    assert opd.equal(a.cpu(), x)
+    # Already there: the tensor itself, whichever way the device is named.
+    assert a.acme() is a and a.acme(0) is a and a.acme("acme:0") is a
+    assert a.acme(opd.device("acme")) is a
+    assert x.to("acme").is_acme
+    with pytest.raises(RuntimeError, match="^Invalid device, must be acme device$"):
+        x.acme("cpu")
+
+
+def test_generating_a_method_that_exists_is_refused():
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"The custom device module of {opd.Tensor} has already been registered with "
+            "is_acme")):
+        utils.generate_methods_for_privateuse1_backend()
+
+
+class _Module:
+    """torch.nn.Module's contract as generate_methods uses it: _apply(fn) maps the tensors."""
+
+    def __init__(self):
+        self.weight = opd.ones(2, 2)
+
+    def _apply(self, fn):
+        self.weight = fn(self.weight)
+        return self
+
+
+def test_module_methods_move_every_tensor(monkeypatch):
+    monkeypatch.setattr(opd.nn, "Module", _Module, raising=False)
+    utils.generate_methods_for_privateuse1_backend(for_tensor=False)
+    m = _Module()
+    assert m.acme() is m and m.weight.is_acme
+    with pytest.raises(RuntimeError, match="has already been registered with acme"):
+        utils.generate_methods_for_privateuse1_backend(for_tensor=False)
+    # The module method moves tensors with the Tensor one: without it there is none to make.
+    monkeypatch.delattr(_Module, "acme")
+    monkeypatch.delattr(opd.Tensor, "acme")
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Can not automatically generate acme() method for opdispatch.nn.Module.Because "
+            "opdispatch.Tensor doesn't has the method acme().For this error, you can try "
+            "setting for_tensor=True.")):
+        utils.generate_methods_for_privateuse1_backend(for_tensor=False)
+
+
+def test_storage_methods_are_refused():
+    with pytest.raises(NotImplementedError, match="opdispatch has no Storage classes"):
+        utils.generate_methods_for_privateuse1_backend(for_tensor=False, for_storage=True)
+
+
+def test_naming_the_slot_from_python_in_a_fresh_process():
+    program = textwrap.dedent("""
+        import opdispatch as opd
+        from opdispatch import utils
+        # Before a name, as torch: the methods carry the slot's own name.
+        utils.generate_methods_for_privateuse1_backend()
+        assert hasattr(opd.Tensor, "privateuseone") and not opd.ones(1).is_privateuseone
+        for bad in ("cpu", ""):
+            try:
+                utils.rename_privateuse1_backend(bad)
+            except RuntimeError as e:
+                print(e)
+        utils.rename_privateuse1_backend("npu")
+        utils.rename_privateuse1_backend("npu")
+        print(opd.device("npu:1"), opd.device("privateuseone").type)
+        try:
+            utils.rename_privateuse1_backend("xpu")
+        except RuntimeError as e:
+            print(e)
+        utils.generate_methods_for_privateuse1_backend()
+        print(opd.ones(1).is_npu)
+    """)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "Cannot register privateuse1 backend with in-tree device name: cpu",
+        "Cannot register privateuse1 backend with an empty name",
+        "npu:1 npu",
+        "opdispatch.utils.rename_privateuse1_backend() has already been set! Current backend: npu",
+        "False",
+    ]
