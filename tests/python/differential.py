@@ -1,5 +1,5 @@
 """The randomized differential tester (issue #31 §3): random calls drawn from the OpInfo table
-(tests/python/opinfo), each run by opdispatch and by torch 1.13 on the same values, compared
+(opdispatch._opinfo), each run by opdispatch and by torch 1.13 on the same values, compared
 as tests/python/test_opinfo.py compares them.
 
 Each iteration picks an entry, a dtype of it and one of its samples, then gives every tensor
@@ -31,8 +31,8 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import opdispatch  # noqa: E402
-from opinfo import all_op_db  # noqa: E402
-from opinfo.core import SampleInput, dtype_name, tensors_of, to_torch  # noqa: E402
+from opdispatch._opinfo import all_op_db  # noqa: E402
+from opdispatch._opinfo.core import SampleInput, dtype_name, tensors_of, to_torch  # noqa: E402
 
 CHECKS = ("function", "method", "inplace", "out", "meta", "grad")
 LAYOUTS = ("contiguous", "transposed", "strided", "offset", "expanded")
@@ -142,7 +142,7 @@ def snippet(op, sample, check, iteration, seed):
         f"# differential.py --seed {seed} --iteration {iteration}: {op.name}, {check}",
         "import sys; sys.path.insert(0, 'tests/python')",
         "import opdispatch, torch",
-        "from opinfo import all_op_db",
+        "from opdispatch._opinfo import all_op_db",
         "nan, inf = float('nan'), float('inf')",
         f"op = dict((o.name, o) for _, o in all_op_db())[{op.name!r}]",
         "for lib in (opdispatch, torch):",

@@ -1,4 +1,4 @@
-"""The OpInfo table (tests/python/opinfo/) run against torch 1.13 and against itself: for each
+"""The OpInfo table (opdispatch._opinfo) run against torch 1.13 and against itself: for each
 entry and dtype, values against torch (dtype, shape, values within the entry's tolerances, NaN
 equal to NaN, integers exact, strides where the entry says compare_strides), the method form,
 Meta against CPU (shape, dtype, strides; the same error type where CPU raises), out= (the
@@ -23,8 +23,8 @@ import zlib
 import pytest
 
 import opdispatch
-from opinfo import all_op_db
-from opinfo.core import (ErrorInput, SampleInput, dtype_name, is_differentiable_dtype,
+from opdispatch._opinfo import all_op_db
+from opdispatch._opinfo.core import (ErrorInput, SampleInput, dtype_name, is_differentiable_dtype,
                          lib_value, tensors_of, to_torch)
 
 torch = pytest.importorskip("torch", reason="torch is not importable: the OpInfo table "
@@ -490,7 +490,7 @@ def _one_sample(op, make, dtype, rg):
 
 
 def test_the_harness_reports_wrong_values_dtypes_strides_and_errors():
-    from opinfo.core import OpInfo
+    from opdispatch._opinfo.core import OpInfo
     wrong_value = OpInfo("neg", op=lambda lib, x: lib.neg(x) + 1 if lib is opdispatch
                          else lib.neg(x), sample_inputs=_one_sample)
     wrong_dtype = OpInfo("neg", op=lambda lib, x: lib.neg(x).to(lib.float64),
@@ -510,7 +510,7 @@ def test_the_harness_reports_wrong_values_dtypes_strides_and_errors():
 
 
 def test_to_torch_copies_values_strides_and_bool():
-    from opinfo.core import make_tensor
+    from opdispatch._opinfo.core import make_tensor
     for dtype in ("float32", "bfloat16", "bool", "int8", "complex64"):
         x = make_tensor((3, 4), dtype, noncontiguous=True)
         t = to_torch(x)

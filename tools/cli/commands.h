@@ -14,5 +14,6 @@ void add_plugins(CLI::App& app, int& exit_code);
 void add_check(CLI::App& app, int& exit_code);
 void add_eval(CLI::App& app, int& exit_code);
 void add_bench(CLI::App& app, int& exit_code, const char* argv0);
+void add_conformance(CLI::App& app, int& exit_code);
 
 }  // namespace opd::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   opd::cli::add_eval(app, exit_code);
   opd::cli::add_demo(app, exit_code);
   opd::cli::add_bench(app, exit_code, argv[0]);
+  opd::cli::add_conformance(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,8 @@
 """How an entry is written (not collected: the leading underscore keeps it out of the table;
 unary owns neg). Copy the shape of this
-module for a family (tests/python/opinfo/<family>.py); see core.py's doc for every field."""
+module for a family (python/opdispatch/_opinfo/<family>.py); see core.py's doc for every field."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
 
 def sample_neg(op, make, dtype, requires_grad):

@@ -7,7 +7,7 @@ Dropout draws from opdispatch's generator, not torch's: the random entries are n
 p=0, p=1, where the result does not depend on the draw) are entries of their own, whose values
 and gradients compare with torch's."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput
+from .core import ErrorInput, OpInfo, SampleInput
 
 NORM = ("float32", "float64", "bfloat16")
 

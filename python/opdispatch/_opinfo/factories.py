@@ -3,7 +3,7 @@ triu_indices, the new_* methods, which take self's dtype and device, and the ran
 randint, randperm, randint_like, rand_like and randn_like (dtype and shape only: another
 generator than torch's)."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, method_op, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, method_op, dtypes as D
 
 NOT_BOOL = D.all + D.complex
 

@@ -1,14 +1,15 @@
 """The OpInfo table's core: what an entry says about an operator, and the helpers that build
 its sample inputs. PyTorch's OpInfo idea (torch/testing/_internal/opinfo), written afresh.
 
-Each family keeps a module ``tests/python/opinfo/<family>.py`` with ``OP_DB = [OpInfo(...)]``;
-tests/python/test_opinfo.py runs every module's OP_DB (values against torch 1.13, gradcheck in
-float64, Meta against CPU, the out=/in-place rules, error inputs) and tests/python/
-differential.py draws random calls from the same table.
+Each family keeps a module ``python/opdispatch/_opinfo/<family>.py`` with
+``OP_DB = [OpInfo(...)]``; tests/python/test_opinfo.py runs every module's OP_DB (values against
+torch 1.13, gradcheck in float64, Meta against CPU, the out=/in-place rules, error inputs),
+tests/python/differential.py draws random calls from the same table, and
+``opdispatch.conformance`` runs its samples on a plugin's device against the CPU plugin.
 
 Example (see example.py)::
 
-    from opinfo.core import OpInfo, SampleInput, ErrorInput, dtypes as D
+    from opdispatch._opinfo.core import OpInfo, SampleInput, ErrorInput, dtypes as D
 
     def sample_unary(op, make, dtype, requires_grad):
         # make(shape, *, low=None, high=None, noncontiguous=False, requires_grad=False,

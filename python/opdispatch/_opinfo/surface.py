@@ -8,8 +8,8 @@ in-place check then calls the method on the sample itself and compares sizes, st
 with torch's, and gradcheck goes through them (clone, then the in-place view)."""
 
 import opdispatch
-from opinfo.core import ErrorInput, OpInfo, SampleInput, aten_op, method_op, dtypes as D
-from opinfo.reductions import REDUCE_TOL, sample_var, sample_var_mean
+from .core import ErrorInput, OpInfo, SampleInput, aten_op, method_op, dtypes as D
+from .reductions import REDUCE_TOL, sample_var, sample_var_mean
 
 ALL = D.all_and_bool + D.complex
 GELU_DTYPES = ("float32", "float64", "bfloat16")  # torch 1.13's CPU gelu: no Half

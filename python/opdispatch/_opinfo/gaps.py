@@ -2,7 +2,7 @@
 copy, fill_ with a 0-d tensor (the in-place form of fill.Tensor), cdist (both of its paths,
 Note [cdist's two paths] in plugins/composite/distance_composites.cpp) and pdist."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
 FLOAT = ("float32", "float64")
 # Powers and roots of sums: float32 rounds differently from torch's vectorised loops.

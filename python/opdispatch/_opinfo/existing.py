@@ -4,7 +4,7 @@ cat, softmax and its private forms, the losses, copy_/fill_/zero_, conversions a
 unary, binary and comparison operators their families'.)"""
 
 import opdispatch
-from opinfo.core import (ErrorInput, OpInfo, SampleInput, aten_op, method_op, ref_in_float32,
+from .core import (ErrorInput, OpInfo, SampleInput, aten_op, method_op, ref_in_float32,
                          dtypes as D)
 
 ALL = D.all_and_bool + D.complex

@@ -7,7 +7,7 @@ Entries call ``lib.ops.aten.<name>`` (most are in torch's nn namespace). Samples
 zero and negative pads, batch 1, >1 and 0 where torch accepts it, odd sizes, 3-D/2-D inputs,
 non-contiguous and channels-last inputs."""
 
-from opinfo.core import (ErrorInput, OpInfo, SampleInput, aten_packet, channels_last,
+from .core import (ErrorInput, OpInfo, SampleInput, aten_packet, channels_last,
                          ref_in_float32)
 
 PAD = ("float32", "float64", "complex64")   # torch 1.13's reflection/replication kernels

@@ -6,7 +6,7 @@ tied elements torch's topk returns is not part of its contract (Note [Sort and t
 plugins/cpu/sort_kernels.cpp: ours takes the first positions). test_scan_sort.py checks ties
 by values and by the indices pointing at them."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
 import opdispatch as opd
 

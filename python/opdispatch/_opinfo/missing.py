@@ -9,9 +9,9 @@ of tied elements' indices); masked_scatter's sources have at least as many eleme
 ones; xlogy's gradients are checked where y > 0 (its edges, x = 0 and y NaN or <= 0, are value
 samples)."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
-from opinfo.binary import _binary, sample_where, EVERY
-from opinfo.scatter_gather import _distinct_index
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from .binary import _binary, sample_where, EVERY
+from .scatter_gather import _distinct_index
 
 import opdispatch as opd
 

@@ -6,7 +6,7 @@ dtypes, shapes, Meta against CPU, the out= rules and the errors; tests/python/te
 tests the values (reproducibility, ranges, moments). The generator overloads of the factories
 take a Generator object, which a sample cannot hand to both libraries: test_random.py too."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, method_op, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, method_op, dtypes as D
 
 FLOATING = D.floating
 # bernoulli_'s self: every type but float16 (torch 1.13's CPU kernel has no Half).

@@ -8,7 +8,7 @@ the backward operators of nll_loss and mse_loss are in existing.py.)
 The losses are in torch's nn namespace: entries call ``lib.ops.aten.<name>`` (the packet picks
 the out= overload for out=), with the reduction given (0 none, 1 mean, 2 sum)."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, ref_in_float32
+from .core import ErrorInput, OpInfo, SampleInput, ref_in_float32
 
 FLOAT = ("float32", "float64")
 FLOAT_BF16 = ("float32", "float64", "bfloat16")

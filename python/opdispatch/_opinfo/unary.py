@@ -6,7 +6,7 @@ dtypes are torch 1.13's CPU dtypes without complex, which opdispatch's kernels d
 
 import opdispatch
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
 INTS = D.integral
 FLOATING = ("float32", "float64", "bfloat16")          # torch's *_vml_cpu kernels: no Half

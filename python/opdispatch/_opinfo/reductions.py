@@ -2,7 +2,7 @@
 argmax, argmin, max/min (with and without dim), prod, all/any, var/std/var_mean/std_mean,
 logsumexp, norm, linalg_vector_norm, count_nonzero, nansum."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, ref_in_float32, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, ref_in_float32, dtypes as D
 
 FLOAT = ("float32", "float64")
 PROD_DTYPES = FLOAT + D.integral + ("bool",)  # torch 1.13's prod_cpu: no Half, no BFloat16

@@ -9,7 +9,7 @@ the updated statistics too. Gradients: gradcheck on the fronts (the native forms
 statistics that are not differentiable); gradgradcheck too (Note [Differentiable norm backward])."""
 
 import opdispatch
-from opinfo.core import ErrorInput, OpInfo, SampleInput, ref_in_float32
+from .core import ErrorInput, OpInfo, SampleInput, ref_in_float32
 
 NORM = ("float32", "float64", "bfloat16")  # torch 1.13's CPU kernels: no Half
 

@@ -2,7 +2,7 @@
 unflattening dimensions, diagonal, repeat, flip, roll, rot90, tril/triu and the *_scatter
 operators. Their views share storage (tests/python/test_indexing.py checks that)."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, aten_op, method_op, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, aten_op, method_op, dtypes as D
 
 ALL = D.all_and_bool + D.complex
 

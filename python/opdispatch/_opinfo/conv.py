@@ -9,7 +9,7 @@ torch pads the input on the right). float32, float64 and bfloat16, torch 1.13's 
 
 import opdispatch
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, aten_op
+from .core import ErrorInput, OpInfo, SampleInput, aten_op
 
 CONV = ("float32", "float64", "bfloat16")
 # torch 1.13's bfloat16 transposed convolution on the CPU (mkldnn) mistakes the weight's layout

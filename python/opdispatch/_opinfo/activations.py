@@ -8,7 +8,7 @@ method: entries call ``lib.ops.aten.<name>`` (the packet picks .out for out=), a
 forms are entries of their own over a clone of self (the table's in-place check calls a method,
 which torch lacks)."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D, ref_in_float32
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D, ref_in_float32
 
 ACT = ("float32", "float64", "bfloat16")  # torch 1.13's CPU activation kernels: no Half
 FLOAT = ("float32", "float64")

@@ -6,7 +6,7 @@ torch 1.13's CPU dtypes (probed with torch: each operator on a 2x2 tensor of eve
 
 import opdispatch
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
 EVERY = D.all_and_bool + D.complex
 NUMERIC_COMPLEX = D.all + D.complex

@@ -10,7 +10,7 @@ channels-last, as torch's)."""
 
 import opdispatch
 
-from opinfo.core import (ErrorInput, OpInfo, SampleInput, aten_packet, channels_last,
+from .core import (ErrorInput, OpInfo, SampleInput, aten_packet, channels_last,
                          ref_in_float32)
 
 POOL = ("float32", "float64", "bfloat16")   # torch 1.13's CPU pooling kernels: no Half

@@ -1,7 +1,7 @@
 """Table entries for advanced indexing (issue #31): index.Tensor, index_put(_), nonzero and
 masked_select. Python's x[...] rules are tests/python/test_indexing.py's."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, aten_op, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, aten_op, dtypes as D
 
 ALL = D.all_and_bool + D.complex
 

@@ -2,7 +2,7 @@
 linear, and the composites over them: dot, vdot, mv, outer/ger, addmv, addr, baddbmm,
 tensordot, trace, einsum; isclose/allclose/equal, which compare."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
 # torch 1.13's CPU dtypes of mm and its family: no bool; Half only in matmul's newer kernels.
 MM_DTYPES = ("float32", "float64", "bfloat16") + D.integral

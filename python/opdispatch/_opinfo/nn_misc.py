@@ -11,7 +11,7 @@ texts are PyTorch 2.x's validate_sdpa_input's, which the reference raises as wel
 import math
 
 import opdispatch
-from opinfo.core import ErrorInput, OpInfo, SampleInput
+from .core import ErrorInput, OpInfo, SampleInput
 
 FLOAT = ("float32", "float64")
 GELU = ("float32", "float64", "bfloat16")  # torch 1.13's CPU gelu: no Half

@@ -6,7 +6,7 @@ without repeats along `dim` (each line a sample of distinct positions), since wh
 values written to one element wins is not part of torch's contract, and a gradient through an
 overwritten value is not defined. Reductions take repeats."""
 
-from opinfo.core import ErrorInput, OpInfo, SampleInput, dtypes as D
+from .core import ErrorInput, OpInfo, SampleInput, dtypes as D
 
 import opdispatch as opd
 

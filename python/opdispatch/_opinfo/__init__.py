@@ -1,6 +1,9 @@
 """The OpInfo-style table of operators: core.py says what an entry is; every other module of
 the package is one family's entries (``OP_DB = [OpInfo(...), ...]``), collected by
-tests/python/test_opinfo.py and tests/python/differential.py through ``all_op_db()``."""
+tests/python/test_opinfo.py, tests/python/differential.py and ``opdispatch.conformance`` through
+``all_op_db()``. It ships in the package so that a vendor's conformance run has it: building the
+samples needs opdispatch only; torch is imported only by the comparisons with torch (to_torch,
+the entries' references)."""
 
 import importlib
 import pkgutil
