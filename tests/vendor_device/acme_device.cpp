@@ -4,15 +4,18 @@
 // allocator (std::malloc, counted: acme_device::live_blocks() and acme_device::allocations() read
 // the counters), distinct from the CPU's, so a tensor on it is only reachable through its
 // kernels. It has the kernels a device needs to exist (empty.memory_format, empty_strided, copy_
-// to and from the CPU, resize_), two native operators (add.Tensor, mul.Tensor), and
-// opd::cpu_fallback (Note [CPU fallback]) for everything else.
+// to and from the CPU, resize_), native operators (add and mul, and those an MLP's training step
+// runs most: sub, div, mm, addmm, sum.dim_IntList, relu, threshold_backward, fill_, the
+// log_softmax and nll_loss pairs), and opd::cpu_fallback (Note [CPU fallback]) for the rest.
 //   acme_device::alias_of(Tensor(a) self) -> Tensor(a)   a view operator with a CPU kernel only
 //   acme_device::no_cpu(Tensor self) -> Tensor           an operator without any kernel
-//   acme_device::native_calls() -> int                   calls of the native add/mul so far
+//   acme_device::native_calls() -> int                   calls of the native operators so far
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 #include "opd/cpu_fallback.h"
@@ -129,7 +132,16 @@ Tensor to_acme(const Tensor& cpu, Device device) {
   return out;
 }
 
-Device device_of(const Tensor& a, const Tensor& b) { return a.is_cpu() ? b.device() : a.device(); }
+// The acme device among the arguments: the dispatcher came here because one is on acme; the
+// others may be CPU tensors (a wrapped number is one).
+template <typename... Rest>
+Device device_of(const Tensor& first, const Rest&... rest) {
+  if constexpr (sizeof...(rest) == 0) {
+    return first.device();
+  } else {
+    return first.device().is_privateuse1() ? first.device() : device_of(rest...);
+  }
+}
 
 Tensor add_Tensor(const Tensor& self, const Tensor& other, const opd::Scalar& alpha) {
   native_calls.fetch_add(1);
@@ -139,6 +151,91 @@ Tensor add_Tensor(const Tensor& self, const Tensor& other, const opd::Scalar& al
 Tensor mul_Tensor(const Tensor& self, const Tensor& other) {
   native_calls.fetch_add(1);
   return to_acme(opd::mul(host_alias(self), host_alias(other)), device_of(self, other));
+}
+
+Tensor sub_Tensor(const Tensor& self, const Tensor& other, const opd::Scalar& alpha) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::sub(host_alias(self), host_alias(other), alpha), device_of(self, other));
+}
+
+Tensor div_Tensor(const Tensor& self, const Tensor& other) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::div(host_alias(self), host_alias(other)), device_of(self, other));
+}
+
+Tensor mm(const Tensor& self, const Tensor& mat2) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::mm(host_alias(self), host_alias(mat2)), device_of(self, mat2));
+}
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const opd::Scalar& beta,
+             const opd::Scalar& alpha) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::addmm(host_alias(self), host_alias(mat1), host_alias(mat2), beta, alpha),
+                 device_of(self, mat1, mat2));
+}
+
+Tensor sum_dim_IntList(const Tensor& self, opd::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<ScalarType> dtype) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::sum(host_alias(self), dim, keepdim, dtype), self.device());
+}
+
+Tensor relu(const Tensor& self) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::relu(host_alias(self)), self.device());
+}
+
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self,
+                          const opd::Scalar& threshold) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::threshold_backward(host_alias(grad_output), host_alias(self), threshold),
+                 device_of(grad_output, self));
+}
+
+// In place on the device's memory: its host view is the same bytes.
+Tensor& fill_Scalar(Tensor& self, const opd::Scalar& value) {
+  native_calls.fetch_add(1);
+  host_alias(self).fill_(value);
+  self.bump_version();
+  return self;
+}
+
+Tensor log_softmax(const Tensor& self, int64_t dim, bool half_to_float) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::_log_softmax(host_alias(self), dim, half_to_float), self.device());
+}
+
+Tensor log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim,
+                                 ScalarType input_dtype) {
+  native_calls.fetch_add(1);
+  return to_acme(opd::_log_softmax_backward_data(host_alias(grad_output), host_alias(output), dim,
+                                                 input_dtype),
+                 device_of(grad_output, output));
+}
+
+std::optional<Tensor> host_alias(const std::optional<Tensor>& t) {
+  return t ? std::optional<Tensor>(host_alias(*t)) : std::nullopt;
+}
+
+std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
+                                            const std::optional<Tensor>& weight, int64_t reduction,
+                                            int64_t ignore_index) {
+  native_calls.fetch_add(1);
+  auto [output, total_weight] = opd::nll_loss_forward(host_alias(self), host_alias(target),
+                                                      host_alias(weight), reduction, ignore_index);
+  const Device device = device_of(self, target);
+  return {to_acme(output, device), to_acme(total_weight, device)};
+}
+
+Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                         const std::optional<Tensor>& weight, int64_t reduction,
+                         int64_t ignore_index, const Tensor& total_weight) {
+  native_calls.fetch_add(1);
+  return to_acme(
+      opd::nll_loss_backward(host_alias(grad_output), host_alias(self), host_alias(target),
+                             host_alias(weight), reduction, ignore_index, host_alias(total_weight)),
+      device_of(grad_output, self, target));
 }
 
 Tensor alias_of(const Tensor& self) {
@@ -172,6 +269,18 @@ OPD_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("resize_", &resize_);
   m.impl("add.Tensor", &add_Tensor);
   m.impl("mul.Tensor", &mul_Tensor);
+  m.impl("sub.Tensor", &sub_Tensor);
+  m.impl("div.Tensor", &div_Tensor);
+  m.impl("mm", &mm);
+  m.impl("addmm", &addmm);
+  m.impl("sum.dim_IntList", &sum_dim_IntList);
+  m.impl("relu", &relu);
+  m.impl("threshold_backward", &threshold_backward);
+  m.impl("fill_.Scalar", &fill_Scalar);
+  m.impl("_log_softmax", &log_softmax);
+  m.impl("_log_softmax_backward_data", &log_softmax_backward_data);
+  m.impl("nll_loss_forward", &nll_loss_forward);
+  m.impl("nll_loss_backward", &nll_loss_backward);
 }
 
 OPD_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(&opd::cpu_fallback); }
