@@ -328,34 +328,70 @@ Ret call_boxed_from_unboxed(BoxedKernelFn boxed, OperatorKernel* functor, const 
 
 // ---- Schema inference ------------------------------------------------------------------------
 
-template <class Ret>
-std::string infer_returns() {
-  if constexpr (std::is_void_v<Ret>) {
-    return "()";
-  } else if constexpr (requires { std::tuple_size<std::remove_cvref_t<Ret>>::value; }) {
-    using D = std::remove_cvref_t<Ret>;
-    return [&]<size_t... I>(std::index_sequence<I...>) {
-      std::string out = "(";
-      ((out += (I ? ", " : "") + TraitsOf<std::tuple_element_t<I, D>>::schema_type() + " _" +
-               std::to_string(I)),
-       ...);
-      return out + ")";
+// A boxable type's schema type string: one function per type, shared by every signature.
+using SchemaTypeFn = std::string (*)();
+
+enum class InferredReturns { kNone, kOne, kTuple };
+
+// "(T0 _0, T1 _1) -> R _0" from the types' functions. Not a template: each signature
+// instantiates only its two arrays of function pointers, where concatenating in the template
+// cost a third of the text of every file that registers or calls kernels (generated ops.cpp,
+// register_*.cpp, autograd_kernels.cpp) and as much of their compile time.
+inline std::string join_inferred_schema(std::span<const SchemaTypeFn> args,
+                                        std::span<const SchemaTypeFn> returns,
+                                        InferredReturns kind) {
+  auto append = [](std::string& out, std::span<const SchemaTypeFn> types) {
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (i) out += ", ";
+      out += types[i]();
+      out += " _";
+      out += std::to_string(i);
     }
-    (std::make_index_sequence<std::tuple_size_v<D>>{});
-  } else {
-    return TraitsOf<Ret>::schema_type() + " _0";
+  };
+  std::string out = "(";
+  append(out, args);
+  out += ") -> ";
+  switch (kind) {
+    case InferredReturns::kNone:
+      out += "()";
+      break;
+    case InferredReturns::kOne:
+      append(out, returns);
+      break;
+    case InferredReturns::kTuple:
+      out += "(";
+      append(out, returns);
+      out += ")";
+      break;
   }
+  return out;
 }
+
+template <class Ret>
+struct InferReturns {
+  static constexpr InferredReturns kKind = InferredReturns::kOne;
+  static constexpr std::array<SchemaTypeFn, 1> kTypes = {&TraitsOf<Ret>::schema_type};
+};
+template <>
+struct InferReturns<void> {
+  static constexpr InferredReturns kKind = InferredReturns::kNone;
+  static constexpr std::array<SchemaTypeFn, 0> kTypes = {};
+};
+template <class... Rs>
+struct InferReturns<std::tuple<Rs...>> {
+  static constexpr InferredReturns kKind = InferredReturns::kTuple;
+  static constexpr std::array<SchemaTypeFn, sizeof...(Rs)> kTypes = {&TraitsOf<Rs>::schema_type...};
+};
 
 template <class Sig>
 struct InferSchema;
 template <class Ret, class... Args>
 struct InferSchema<Ret(Args...)> {
   static std::string str() {
-    std::string out = "(";
-    size_t i = 0;
-    ((out += (i ? ", " : "") + TraitsOf<Args>::schema_type() + " _" + std::to_string(i), ++i), ...);
-    return out + ") -> " + infer_returns<Ret>();
+    using R = InferReturns<std::conditional_t<std::is_void_v<Ret>, void, std::remove_cvref_t<Ret>>>;
+    static constexpr std::array<SchemaTypeFn, sizeof...(Args)> kArgs = {
+        &TraitsOf<Args>::schema_type...};
+    return join_inferred_schema(kArgs, R::kTypes, R::kKind);
   }
 };
 
