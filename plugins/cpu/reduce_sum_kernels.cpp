@@ -78,11 +78,19 @@ void sum_into(const char* op, const Tensor& self, const common::DimMask& mask, c
     using T = std::remove_cvref_t<decltype(t)>;
     common::visit_dtype<true>(dtype, op, [&](auto o) {
       using Out = std::remove_cvref_t<decltype(o)>;
-      // Only T == Out, or an integer T widening to Out = int64_t, reach here.
-      if constexpr (std::is_same_v<T, Out> ||
-                    (std::is_integral_v<T> && std::is_same_v<Out, int64_t>)) {
+      // Only T == Out, or an integer T widening to Out = int64_t, reach here. Each kind is
+      // instantiated only for the dtypes its meta function admits (a reducer's loops are most
+      // of this file's compile time): mean takes floating and complex types, and nansum of an
+      // integer is its sum (no NaN) while nansum refuses complex, as PyTorch's.
+      constexpr bool kFloating = kIsFloat<T>;
+      constexpr bool kComplex = !kFloating && !std::is_integral_v<T>;
+      constexpr SumKind kRun = kKind == SumKind::kNanSum && !kFloating ? SumKind::kSum : kKind;
+      constexpr bool kAdmitted = (kKind != SumKind::kMean || kFloating || kComplex) &&
+                                 (kKind != SumKind::kNanSum || !kComplex);
+      if constexpr (kAdmitted && (std::is_same_v<T, Out> ||
+                                  (std::is_integral_v<T> && std::is_same_v<Out, int64_t>))) {
         run_reduction<T>(in, mask,
-                         SumReducer<T, Out, kKind>(static_cast<Out*>(out.data_ptr()), count));
+                         SumReducer<T, Out, kRun>(static_cast<Out*>(out.data_ptr()), count));
       } else {
         OPD_INTERNAL_ASSERT(false, "{}: unexpected dtypes {} -> {}", op, in.scalar_type(), dtype);
       }
