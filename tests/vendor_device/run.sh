@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the vendor device as a vendor would: install opdispatch to a temporary prefix, configure
 # tests/vendor_device against it with find_package(opdispatch CONFIG), build, run the smoke
-# program, load the device with `opd` and check it. Usage: run.sh BUILD_DIR SOURCE_DIR
+# program, load the device with `opd` and check it, then train on it from Python with the
+# installed package (train_on_acme.py) where the build has one. Usage: run.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build="$1"
 src="$2"
@@ -16,4 +17,25 @@ cmake --build "$work/device" > /dev/null
 "$work/device/acme_device_smoke"
 OPD_PLUGIN_PATH="$work/device/plugins" "$work/prefix/bin/opd" load acme_device
 OPD_PLUGIN_PATH="$work/device/plugins" "$work/prefix/bin/opd" check --plugin acme_device
+
+# The Python package is installed where the build made one (python/CMakeLists.txt: not under
+# ThreadSanitizer, not without pybind11), for the interpreter it was built for.
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+package="$work/prefix/$(cache OPD_PYTHON_INSTALL_DIR)"
+# FindPython's record of the interpreter it found (python/CMakeLists.txt prefers Debian's).
+python="$(cache _Python_EXECUTABLE)"
+if [ -d "$package/opdispatch" ]; then
+  preload=()
+  if [[ "$(cache OPD_SANITIZE)" == *address* ]]; then
+    # As python/CMakeLists.txt's tests: the interpreter is not built with ASan, so its runtime
+    # (and libstdc++) must come first.
+    preload=(LD_PRELOAD="$("$(cache CMAKE_CXX_COMPILER)" -print-file-name=libasan.so):libstdc++.so.6"
+             ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0)
+  fi
+  env "${preload[@]}" PYTHONPATH="$package" PYTHONDONTWRITEBYTECODE=1 \
+    OPD_PLUGIN_PATH="$work/device/plugins" \
+    "${python:-/usr/bin/python3}" "$src/tests/vendor_device/train_on_acme.py"
+else
+  echo "vendor device: this build has no Python package; train_on_acme.py not run"
+fi
 echo "vendor device: built against the installed package, loaded and run"
