@@ -84,6 +84,13 @@ void bind_types(py::module_& m) {
   }
   for (const auto& [name, t] : aliases) m.attr(name) = dtype_object(t);
 
+  // torch._C's: the PrivateUse1 slot's name (opdispatch.utils.rename_privateuse1_backend checks
+  // torch's conditions and texts first; opd::register_privateuse1_backend is the authority).
+  m.def(
+      "_rename_privateuse1_backend",
+      [](const std::string& name) { register_privateuse1_backend(name); }, py::arg("backend_name"));
+  m.def("_get_privateuse1_backend_name", [] { return privateuse1_backend_name(); });
+
   py::class_<Device>(m, "device", py::module_local())
       .def(py::init([](const std::string& text) { return Device(text); }), py::arg("type"))
       .def(py::init([](const std::string& type, py::handle index) {
