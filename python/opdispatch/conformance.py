@@ -25,6 +25,7 @@ opdispatch Python that repeats the failing call, and a ``replay`` line that reru
 """
 
 import argparse
+import faulthandler
 import json
 import re
 import sys
@@ -260,6 +261,9 @@ def main(argv=None):
                         help="samples per entry and dtype (default 2; 0: all)")
     parser.add_argument("--dtypes", help="comma-separated dtype names (default: the entry's)")
     args = parser.parse_args(argv)
+    # A kernel that crashes the process is a failure too: the Python stack, naming the entry
+    # and check being run, goes to stderr, and `opd conformance` reports the signal.
+    faulthandler.enable()
     if args.ops:
         try:
             re.compile(args.ops)
