@@ -44,7 +44,7 @@ OPD_LIBRARY_IMPL(aten, CompositeExplicitAutograd, m) {
 // Not an aten operator: PyTorch reads grad_fn from Python. opd::autograd::grad_fn_name calls it.
 OPD_LIBRARY(autograd, m) {
   m.def("grad_fn_name(Tensor self) -> str", &opd::autograd::api::grad_fn_name);
-  m.def("_set_fallback_mode(str mode) -> ()", &opd::autograd::set_fallback_mode);
-  m.def("_fallback_mode() -> str", &opd::autograd::fallback_mode);
+  m.def("_set_fallback_mode(str mode) -> ()", &opd::autograd::set_fallback_mode_kernel);
+  m.def("_fallback_mode() -> str", &opd::autograd::fallback_mode_kernel);
   opd::autograd::register_custom_function(m);
 }

@@ -169,7 +169,7 @@ void register_fallback(Library& m) {
   m.fallback(CppFunction::from_kernel(KernelFunction::make_autograd_fallback(&fallback)));
 }
 
-void set_fallback_mode(std::string_view mode) {
+void set_fallback_mode_kernel(std::string_view mode) {
   Mode m;
   if (mode == "nothing") {
     m = Mode::Nothing;
@@ -185,7 +185,7 @@ void set_fallback_mode(std::string_view mode) {
   g_mode.store(m, std::memory_order_relaxed);
 }
 
-std::string fallback_mode() {
+std::string fallback_mode_kernel() {
   switch (g_mode.load(std::memory_order_relaxed)) {
     case Mode::Nothing:
       return "nothing";
