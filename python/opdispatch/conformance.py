@@ -261,9 +261,6 @@ def main(argv=None):
                         help="samples per entry and dtype (default 2; 0: all)")
     parser.add_argument("--dtypes", help="comma-separated dtype names (default: the entry's)")
     args = parser.parse_args(argv)
-    # A kernel that crashes the process is a failure too: the Python stack, naming the entry
-    # and check being run, goes to stderr, and `opd conformance` reports the signal.
-    faulthandler.enable()
     if args.ops:
         try:
             re.compile(args.ops)
@@ -283,4 +280,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    # A kernel that crashes the process is a failure too: the Python stack, naming the entry
+    # and check being run, goes to stderr, and `opd conformance` reports the signal.
+    faulthandler.enable()
     sys.exit(main())
