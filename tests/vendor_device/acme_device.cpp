@@ -6,8 +6,9 @@
 // kernels. It has the kernels a device needs to exist (empty.memory_format, empty_strided, copy_
 // to and from the CPU, resize_), native operators (add and mul, and those an MLP's training step
 // runs most: sub, div, mm, addmm, sum.dim_IntList, relu, threshold_backward, fill_, the
-// log_softmax and nll_loss pairs), and opd::cpu_fallback (Note [CPU fallback]) for the rest.
-//   acme_device::alias_of(Tensor(a) self) -> Tensor(a)   a view operator with a CPU kernel only
+// log_softmax and nll_loss pairs; native_batch_norm, which the fallback cannot run right), and
+// opd::cpu_fallback (Note [CPU fallback]) for the rest.
+//   acme_device::alias_of(Tensor(a) self) -> Tensor(a)   a view operator, CPU and Meta only
 //   acme_device::no_cpu(Tensor self) -> Tensor           an operator without any kernel
 //   acme_device::native_calls() -> int                   calls of the native operators so far
 
@@ -238,6 +239,24 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
       device_of(grad_output, self, target));
 }
 
+// Natively, not only for speed: PyTorch 1.13's schema does not mark running_mean and running_var
+// as written (its _native_batch_norm_legit of 2.x does), so through the CPU fallback, which
+// writes back what the schema marks, a training call would lose their update. Here the CPU
+// kernel updates them in place on their host views, which are this device's memory.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias,
+                                                     const std::optional<Tensor>& running_mean,
+                                                     const std::optional<Tensor>& running_var,
+                                                     bool training, double momentum, double eps) {
+  native_calls.fetch_add(1);
+  auto [output, save_mean, save_invstd] = opd::native_batch_norm(
+      host_alias(input), host_alias(weight), host_alias(bias), host_alias(running_mean),
+      host_alias(running_var), training, momentum, eps);
+  const Device device = device_of(input, weight.value_or(input), running_mean.value_or(input));
+  return {to_acme(output, device), to_acme(save_mean, device), to_acme(save_invstd, device)};
+}
+
 Tensor alias_of(const Tensor& self) {
   return opd::make_view(self, self.sizes(), self.strides(), self.storage_offset());
 }
@@ -262,6 +281,8 @@ OPD_LIBRARY_IMPL(acme_device, CompositeExplicitAutograd, m) {
 
 OPD_LIBRARY_IMPL(acme_device, CPU, m) { m.impl("alias_of", &alias_of); }
 
+OPD_LIBRARY_IMPL(acme_device, Meta, m) { m.impl("alias_of", &alias_of); }
+
 OPD_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", &empty_memory_format);
   m.impl("empty_strided", &empty_strided);
@@ -281,6 +302,7 @@ OPD_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax_backward_data", &log_softmax_backward_data);
   m.impl("nll_loss_forward", &nll_loss_forward);
   m.impl("nll_loss_backward", &nll_loss_backward);
+  m.impl("native_batch_norm", &native_batch_norm);
 }
 
 OPD_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(&opd::cpu_fallback); }

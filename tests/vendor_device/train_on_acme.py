@@ -56,6 +56,10 @@ def native_cases():
         ("nll_loss_forward", lambda t: aten.nll_loss_forward(t.a, t.target, None, 1, -100)),
         ("nll_loss_backward", lambda t: aten.nll_loss_backward(t.scalar, t.a, t.target, None, 1,
                                                                -100, t.scalar)),
+        # Its results and the running statistics it updates in place.
+        ("native_batch_norm", lambda t: (*aten.native_batch_norm(t.a, t.bias[:3], None, t.mean,
+                                                                 t.var, True, 0.1, 1e-5),
+                                         t.mean, t.var)),
     ]
 
 
@@ -64,7 +68,7 @@ class Inputs:
         opd.manual_seed(1)
         cpu = dict(a=opd.randn(2, 3), b=opd.randn(2, 3), positive=opd.rand(2, 3) + 0.5,
                    m=opd.randn(3, 4), bias=opd.randn(4), target=opd.tensor([2, 0]),
-                   scalar=opd.tensor(0.5))
+                   scalar=opd.tensor(0.5), mean=opd.zeros(3), var=opd.ones(3))
         for name, t in cpu.items():
             setattr(self, name, t.to(device))
 
@@ -133,7 +137,7 @@ def train_cnn(device, batches, lr=0.02):
     losses = [trainer.step(x.to(device), y.to(device)).item() for x, y in trainer.data(batches)]
     on_device = all(t.device.type == device
                     for t in [*trainer.params.values(), *trainer.buffers.values()])
-    return losses, on_device
+    return losses, on_device, {n: b.cpu() for n, b in trainer.buffers.items()}
 
 
 def library_mapped(path):
@@ -175,12 +179,14 @@ def main():
     batches = models.CNN(seed=0).batches(4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cnn_acme, cnn_on_acme = train_cnn("acme", batches)
-    cnn_cpu, _ = train_cnn("cpu", batches)
+        cnn_acme, cnn_on_acme, buffers_acme = train_cnn("acme", batches)
+    cnn_cpu, _, buffers_cpu = train_cnn("cpu", batches)
     check(close(cnn_acme, cnn_cpu, rtol=1e-4),
           f"the CNN's {len(cnn_cpu)} losses on acme are the CPU's ({cnn_cpu[0]:.4f} to "
           f"{cnn_cpu[-1]:.4f})")
     check(cnn_on_acme, "its parameters and batch-norm buffers stay on acme")
+    check(all(opd.allclose(buffers_acme[n], buffers_cpu[n], rtol=1e-4) for n in buffers_cpu),
+          "and the running statistics are the CPU's")
 
     # Unloading while an acme tensor lives: the plugin is deregistered, its library stays mapped
     # (the tensor's memory is freed by the plugin's deleter) until the tensor goes.
