@@ -25,11 +25,17 @@ opd::Tensor empty_cpu(opd::IntArrayRef sizes) {
                         opd::this_plugin_reference());
 }
 
-opd::Tensor scale_cpu(const opd::Tensor& self, double factor) {
+// What both kernels refuse: a Meta kernel raises where the real one does (opd conformance and
+// opcheck's test_faketensor compare them).
+void check_scale_input(const opd::Tensor& self) {
   OPD_CHECK_T(opd::TypeError, self.scalar_type() == opd::ScalarType::Float32,
               "example::scale: expected a Float tensor, got {}",
               opd::to_string(self.scalar_type()));
   OPD_CHECK(self.is_contiguous(), "example::scale: expected a contiguous tensor");
+}
+
+opd::Tensor scale_cpu(const opd::Tensor& self, double factor) {
+  check_scale_input(self);
   opd::Tensor out = empty_cpu(self.sizes());
   const float* in = self.data_ptr<float>();
   float* o = out.data_ptr<float>();
@@ -39,6 +45,7 @@ opd::Tensor scale_cpu(const opd::Tensor& self, double factor) {
 
 // Shapes only: no memory is allocated, whatever the size.
 opd::Tensor scale_meta(const opd::Tensor& self, double) {
+  check_scale_input(self);
   return opd::from_blob(nullptr, self.sizes(), opd::contiguous_strides(self.sizes()),
                         self.scalar_type(), opd::Device(opd::DeviceType::Meta));
 }
