@@ -4,8 +4,6 @@ names the vendor slot (opd::register_privateuse1_backend; a plugin usually names
 ``Tensor.<name>(device=None, non_blocking=False, **kwargs)``, the property ``Tensor.is_<name>``
 and ``Module.<name>(device=None)``. Error types and texts are torch 2.x's."""
 
-import ctypes
-
 import opdispatch as _opd
 
 __all__ = ["rename_privateuse1_backend", "generate_methods_for_privateuse1_backend"]
@@ -16,43 +14,8 @@ _BUILT_IN = ("cpu", "cuda", "meta")
 
 
 def _get_privateuse1_backend_name():
-    """The registered name, or ``"privateuseone"`` before any (torch's
-    ``_get_privateuse1_backend_name``): a device of the slot prints it."""
-    return _opd.device(_UNNAMED).type
-
-
-# Note [Naming PrivateUse1 from Python]
-# The extension opdispatch._C has no binding of opd::register_privateuse1_backend (torch has
-# torch._C._rename_privateuse1_backend); when it gets one, under that name, it is used. Until then
-# the exported function of libopd_core.so (the plugin API: stable within an ABI major, see Note
-# [Plugin ABI]) is called through ctypes: a std::string_view argument is two words, its length
-# then its pointer (the Itanium C++ ABI passes the trivially copyable pair in two registers).
-# A C++ exception cannot cross ctypes' C frames, so every refusal of the C++ function (an empty
-# name, a built-in device's, a second name) is raised here first, as torch's RuntimeError; the
-# one left is a plugin naming the slot between the check and the call, from another thread.
-_REGISTER_SYMBOL = "_ZN3opd28register_privateuse1_backendESt17basic_string_viewIcSt11char_traitsIcEE"
-
-
-def _core_library_path():
-    """The path of the libopd_core.so this process loaded (with opdispatch._C)."""
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split(maxsplit=5)[-1].strip()
-            if "/libopd_core.so" in path:
-                return path
-    raise RuntimeError("opdispatch.utils: libopd_core.so is not loaded in this process")
-
-
-def _register_privateuse1_backend(name):
-    bound = getattr(_opd._C, "_rename_privateuse1_backend", None)
-    if bound is not None:
-        bound(name)
-        return
-    register = getattr(ctypes.CDLL(_core_library_path()), _REGISTER_SYMBOL)
-    register.argtypes = [ctypes.c_size_t, ctypes.c_char_p]
-    register.restype = None
-    data = name.encode()
-    register(len(data), data)
+    """The registered name, or ``"privateuseone"`` before any (torch's)."""
+    return _opd._C._get_privateuse1_backend_name()
 
 
 def rename_privateuse1_backend(backend_name: str) -> None:
@@ -73,8 +36,9 @@ def rename_privateuse1_backend(backend_name: str) -> None:
             f"Cannot register privateuse1 backend with in-tree device name: {backend_name}")
     if not backend_name:
         raise RuntimeError("Cannot register privateuse1 backend with an empty name")
-    if current != backend_name:
-        _register_privateuse1_backend(backend_name)
+    # opd::register_privateuse1_backend, which the checks above leave nothing to refuse but a
+    # plugin naming the slot in between, from another thread (its ValueError names both).
+    _opd._C._rename_privateuse1_backend(backend_name)
 
 
 def _check_register_once(module, attr):
