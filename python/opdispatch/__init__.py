@@ -22,7 +22,7 @@ from ._C import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double,
                  uint8)
 from ._C import channels_last, contiguous_format, preserve_format, sparse_coo, strided
 from . import _tensor
-from . import autograd, library, linalg, nn, ops, plugins, return_types, testing, types
+from . import autograd, library, linalg, nn, ops, plugins, return_types, testing, types, utils
 from ._tensor import Size
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from . import tracing as _tracing
