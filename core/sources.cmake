@@ -59,6 +59,7 @@ set(OPD_DISPATCH_SOURCES
   operator_handle.cpp
   boxed_call.cpp
   cpu_fallback.cpp
+  device_guard.cpp
   dispatch_observer.cpp
   library.cpp
   registration_context.cpp

@@ -4,6 +4,7 @@
 
 #include "common/factory_shape.h"
 #include "common/view_shape.h"
+#include "opd/device_guard.h"
 #include "opd/native/CompositeExplicitAutograd.h"
 #include "opd/native/CompositeImplicitAutograd.h"
 #include "opd/ops.h"
@@ -12,9 +13,12 @@ namespace opd::native {
 
 namespace {
 
-// A device without index means the current one of its type, taken as index 0 (PyTorch's
-// ensure_has_index with device 0 current).
-Device with_index(Device d) { return d.has_index() ? d : Device(d.type, 0); }
+// A device without index means the current one of its type (PyTorch's ensure_has_index, from
+// the backend's device guard); a type without a guard has one device, index 0.
+Device with_index(Device d) {
+  d = ensure_has_index(d);
+  return d.has_index() ? d : Device(d.type, 0);
+}
 
 // PyTorch's to_will_alias: the requested conversion changes nothing about self.
 bool to_will_alias(const Tensor& self, std::optional<ScalarType> dtype,

@@ -77,13 +77,23 @@ def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs
     self._backward(list(inputs), gradient, retain_graph, create_graph)
 
 
+def _names_device_of(device, tensor):
+    """Whether ``device`` is ``tensor``'s: one without an index is the current device of its
+    type (the device guard of its backend, opd/device_guard.h), or index 0 where the backend has
+    no guard (one device), as the composite to() resolves it."""
+    device = _C._ensure_has_index(device)
+    if device.index is None:
+        return device.type == tensor.device.type and tensor.device.index in (None, 0)
+    return device == tensor.device
+
+
 def _to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, with ``copy=``;
     returns self when nothing changes, as torch."""
     from . import _parse_to
     device, dtype, copy = _parse_to(self, args, kwargs)
     if not copy and (dtype is None or dtype == self.dtype) and (
-            device is None or device == self.device):
+            device is None or _names_device_of(device, self)):
         return self
     return _ops.aten._to_copy.default(self, dtype=dtype or self.dtype,
                                       device=device or self.device)

@@ -14,6 +14,7 @@
 #include "bindings.h"
 #include "convert.h"
 #include "default_device.h"
+#include "opd/device_guard.h"
 
 namespace py = pybind11;
 
@@ -90,6 +91,10 @@ void bind_types(py::module_& m) {
       "_rename_privateuse1_backend",
       [](const std::string& name) { register_privateuse1_backend(name); }, py::arg("backend_name"));
   m.def("_get_privateuse1_backend_name", [] { return privateuse1_backend_name(); });
+  // opd::ensure_has_index: a device without index as the current one of its type, where its
+  // backend registered a device guard (opd/device_guard.h).
+  m.def(
+      "_ensure_has_index", [](const Device& d) { return ensure_has_index(d); }, py::arg("device"));
 
   py::class_<Device>(m, "device", py::module_local())
       .def(py::init([](const std::string& text) { return Device(text); }), py::arg("type"))

@@ -124,3 +124,33 @@ def test_naming_the_slot_from_python_in_a_fresh_process():
         "opdispatch.utils.rename_privateuse1_backend() has already been set! Current backend: npu",
         "False",
     ]
+
+
+def test_a_device_without_index_is_the_current_acme_device():
+    # acme has two devices and a device guard (opd/device_guard.h); the fixture's operators read
+    # and set the thread's current one through it.
+    cur = opd.ops.acme_device.current_device
+    set_device = opd.ops.acme_device.set_device
+    assert cur() == 0
+    x = opd.tensor([1., 2.])
+    a = x.to("acme")
+    assert a.device == opd.device("acme:0") and a.to("acme") is a
+    set_device(1)
+    try:
+        assert cur() == 1
+        assert opd._C._ensure_has_index(opd.device("acme")) == opd.device("acme:1")
+        b = x.to("acme")
+        assert b.device == opd.device("acme:1") and b.to("acme") is b
+        assert a.to("acme") is not a and a.to("acme").device == opd.device("acme:1")
+        assert x.acme().device == opd.device("acme:1") and b.acme() is b
+        assert opd.ones(2, device="acme").device == opd.device("acme:1")
+        assert a.to("acme:0") is a
+    finally:
+        set_device(0)
+    with pytest.raises(IndexError, match=re.escape(
+            "acme: device index 2 is out of range: there are 2 acme devices")):
+        set_device(2)
+    assert cur() == 0
+    # The CPU and Meta have no guard: an index-less device stays so.
+    assert opd._C._ensure_has_index(opd.device("cpu")) == opd.device("cpu")
+    assert opd._C._ensure_has_index(opd.device("meta")).index is None

@@ -11,6 +11,9 @@
 //   acme_device::alias_of(Tensor(a) self) -> Tensor(a)   a view operator, CPU and Meta only
 //   acme_device::no_cpu(Tensor self) -> Tensor           an operator without any kernel
 //   acme_device::native_calls() -> int                   calls of the native operators so far
+//   acme_device::current_device() -> int, set_device(int index) -> ()
+//                                                        the thread's current acme device, through
+//                                                        the device guard (two devices)
 
 #include <atomic>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "opd/cpu_fallback.h"
+#include "opd/device_guard.h"
 #include "opd/ops.h"
 #include "opd/plugin.h"
 #include "opd/tensor.h"
@@ -60,9 +64,28 @@ opd::Storage allocate(size_t nbytes, Device device) {
                               opd::this_plugin_reference());
 }
 
+// Two devices, acme:0 and acme:1 (host memory both), and a current one per thread: the device
+// guard (opd/device_guard.h) that resolves "acme" without an index.
+constexpr int8_t kDevices = 2;
+thread_local int8_t thread_device = 0;
+
+struct AcmeGuard final : opd::DeviceGuardImpl {
+  int8_t current_device() const override { return thread_device; }
+  void set_device(int8_t index) const override {
+    OPD_CHECK_T(opd::IndexError, index >= 0 && index < kDevices,
+                "acme: device index {} is out of range: there are {} acme devices",
+                static_cast<int>(index), static_cast<int>(kDevices));
+    thread_device = index;
+  }
+  int8_t device_count() const noexcept override { return kDevices; }
+};
+
 Device acme_device(std::optional<Device> device) {
-  Device d = device.value_or(Device(DeviceType::PrivateUse1, 0));
-  return Device(DeviceType::PrivateUse1, d.index < 0 ? int8_t{0} : d.index);
+  const Device d = opd::ensure_has_index(device.value_or(Device(DeviceType::PrivateUse1)));
+  OPD_CHECK_T(opd::IndexError, d.index < kDevices,
+              "acme: device index {} is out of range: there are {} acme devices",
+              static_cast<int>(d.index), static_cast<int>(kDevices));
+  return d;
 }
 
 Tensor empty_acme(IntArrayRef size, IntArrayRef stride, ScalarType dtype, Device device) {
@@ -271,12 +294,21 @@ OPD_LIBRARY(acme_device, m) {
   m.def("native_calls() -> int");
   m.def("alias_of(Tensor(a) self) -> Tensor(a)");
   m.def("no_cpu(Tensor self) -> Tensor");
+  m.def("current_device() -> int");
+  m.def("set_device(int index) -> ()");
 }
 
 OPD_LIBRARY_IMPL(acme_device, CompositeExplicitAutograd, m) {
   m.impl("live_blocks", [] { return live_blocks.load(); });
   m.impl("allocations", [] { return allocations.load(); });
   m.impl("native_calls", [] { return native_calls.load(); });
+  // Through the registered guard, as a user's torch.acme.current_device() would.
+  m.impl("current_device", [] {
+    return static_cast<int64_t>(opd::device_guard_impl(DeviceType::PrivateUse1)->current_device());
+  });
+  m.impl("set_device", [](int64_t index) {
+    opd::device_guard_impl(DeviceType::PrivateUse1)->set_device(static_cast<int8_t>(index));
+  });
 }
 
 OPD_LIBRARY_IMPL(acme_device, CPU, m) { m.impl("alias_of", &alias_of); }
@@ -305,4 +337,7 @@ OPD_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm", &native_batch_norm);
 }
 
-OPD_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(&opd::cpu_fallback); }
+OPD_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(&opd::cpu_fallback);
+  m.device_guard(opd::make_device_guard<AcmeGuard>());
+}

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "dispatch/registration_context.h"
+#include "opd/device_guard.h"
 #include "opd/dispatcher.h"
 #include "opd/error.h"
 
@@ -259,6 +260,23 @@ Library& Library::fallback(CppFunction f, RegistrationSite site) & {
     while (registrations_.size() > before) registrations_.pop_back();
     throw;
   }
+  return *this;
+}
+
+Library& Library::device_guard(std::shared_ptr<const DeviceGuardImpl> impl,
+                               std::source_location loc) & {
+  const std::string site = debug(loc);
+  OPD_CHECK(kind_ == IMPL && ns_ == "_" && key_.has_value(),
+            "device_guard(...): a device guard belongs to a backend, in an "
+            "OPD_LIBRARY_IMPL(_, <backend>, m) block ({})",
+            site);
+  const DispatchKey key = *key_;
+  OPD_CHECK(key == DispatchKey::CUDA || key == DispatchKey::PrivateUse1,
+            "device_guard(...): {} has no devices to guard (only CUDA and PrivateUse1 have "
+            "several) ({})",
+            to_string(key), site);
+  const DeviceType type = key == DispatchKey::CUDA ? DeviceType::CUDA : DeviceType::PrivateUse1;
+  registrations_.push_back(register_device_guard(type, std::move(impl), site));
   return *this;
 }
 

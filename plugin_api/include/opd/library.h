@@ -23,6 +23,7 @@
 
 namespace opd {
 
+class DeviceGuardImpl;
 class FunctionSchema;
 
 namespace detail {
@@ -177,6 +178,11 @@ class OPD_API Library {
   // A backend fallback for the library's key (alias keys expand to their runtime keys).
   // Only in an IMPL library of namespace "_".
   Library& fallback(CppFunction f, std::source_location loc = std::source_location::current()) &;
+  // The device guard of the library's backend (opd/device_guard.h, Note [Device guards]) while
+  // the library's registrations stand. Only in an IMPL library of namespace "_" whose key is a
+  // backend key with devices of its own (CUDA, PrivateUse1).
+  Library& device_guard(std::shared_ptr<const DeviceGuardImpl> impl,
+                        std::source_location loc = std::source_location::current()) &;
 
   // The same with a registration site that is not C++ source (see RegistrationSite). impl()
   // with no key registers to the library's key, or CompositeImplicitAutograd when it has none.

@@ -62,8 +62,10 @@
 // 3.8: the vendor kit: opd::cpu_fallback, cpu_fallback_quiet and cpu_fallback_with
 // (opd/cpu_fallback.h), opd::testing::opcheck with its error types (opd/testing/opcheck.h, host
 // side), opd::embedding_renorm_; additions only.
+// 3.9: device guards (opd/device_guard.h: register_device_guard, device_guard_impl,
+// ensure_has_index, Library::device_guard); additions only.
 #define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 8
+#define OPD_PLUGIN_ABI_MINOR 9
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 

@@ -47,17 +47,26 @@ def _check_register_once(module, attr):
             f"The custom device module of {module} has already been registered with {attr}")
 
 
+def _current_device_index(custom_backend_name):
+    """The calling thread's current device of the backend, from the device guard its plugin
+    registered (opd/device_guard.h); 0 when it registered none (one device)."""
+    index = _opd._C._ensure_has_index(_opd.device(custom_backend_name)).index
+    return 0 if index is None else index
+
+
 def _normalization_device(custom_backend_name, device=None):
     """The device index ``device`` (None, an int, a string or a device of the backend) names;
-    None and an index-less device are the current device, 0 (one device: no device module)."""
+    None and an index-less device are the current device."""
     if device is None:
-        return 0
+        return _current_device_index(custom_backend_name)
     if isinstance(device, str):
         device = _opd.device(device)
     if isinstance(device, _opd.device):
         if device.type != custom_backend_name:
             raise RuntimeError(f"Invalid device, must be {custom_backend_name} device")
-        return 0 if device.index is None else device.index
+        if device.index is None:
+            return _current_device_index(custom_backend_name)
+        return device.index
     return device
 
 
