@@ -23,6 +23,7 @@ from ._C import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double,
 from ._C import channels_last, contiguous_format, preserve_format, sparse_coo, strided
 from . import _tensor
 from . import autograd, library, linalg, nn, ops, plugins, return_types, testing, types, utils
+from .functional import norm
 from ._tensor import Size
 from .autograd import enable_grad, no_grad, set_grad_enabled
 from . import tracing as _tracing
@@ -31,7 +32,7 @@ __all__ = [
     "Tensor", "Size", "dtype", "device", "tensor", "as_tensor", "from_numpy", "from_dlpack",
     "frombuffer", "empty", "zeros", "ones", "full", "arange", "rand", "randn", "empty_like",
     "zeros_like", "ones_like", "full_like", "rand_like", "randn_like", "manual_seed",
-    "initial_seed", "Generator", "default_generator", "numel", "einsum", "tensordot",
+    "initial_seed", "Generator", "default_generator", "numel", "einsum", "tensordot", "norm",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "trace", "ops",
     "library", "autograd", "linalg", "nn", "plugins", "testing", "PluginError", "Tag",
 ]

@@ -99,6 +99,12 @@ def _to(self, *args, **kwargs):
                                       device=device or self.device)
 
 
+def _norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """As torch.Tensor.norm: opdispatch.functional.norm of this tensor."""
+    from .functional import norm
+    return norm(self, p, dim, keepdim, dtype=dtype)
+
+
 def _cpu(self):
     return _to(self, "cpu")
 
@@ -366,6 +372,7 @@ Tensor.__dlpack__ = _dlpack
 Tensor.__dlpack_device__ = _dlpack_device
 Tensor.backward = _backward
 Tensor.to = _to
+Tensor.norm = _norm
 Tensor.cpu = _cpu
 Tensor.cuda = _cuda
 Tensor.__format__ = _format
