@@ -2,12 +2,14 @@
 device against the CPU plugin, attributed to the plugin's kernels the call reached (Note
 [Conformance attribution] in conformance.py)."""
 
+import inspect
 import warnings
 import zlib
 
 import opdispatch as opd
 from ._conformance_samples import (Failure, assert_same, call_source, first_line,
-                                   outcome, same_refusal, sample_on, snippet_line, source_of)
+                                   outcome, same_refusal, sample_on, snippet_line, source_of,
+                                   torch_reference)
 from ._opinfo.core import tensors_of
 
 def _base(op_name):
@@ -47,7 +49,11 @@ def _direct_overload(entry, trace):
     top = trace.hops[0].op
     if kind not in ("_named_function", "aten_op", "aten_packet") and "::" not in entry.name:
         return None
-    if kind == "_named_function" and _base(top) != entry.function_name:
+    if kind == "_named_function" and (
+            _base(top) != entry.function_name
+            # A Python function over the operators (opdispatch.norm, einsum) translates its
+            # arguments: they are not the overload's.
+            or inspect.isfunction(getattr(opd, entry.function_name, None))):
         return None
     ns, rest = top.split("::")
     name, _, overload = rest.partition(".")
@@ -79,17 +85,25 @@ def check_sample(target, entry, device, dtype, index, sample, only=None):
                 "snippet": replay.format(check=check), "replay": replay.format(check=check)}))
 
     cpu_args, cpu_kwargs = sample_on(entry, sample, "cpu")
-    want, want_err = outcome(lambda: entry.op(opd, *cpu_args, **cpu_kwargs))
+    # Note [The CPU's own reference]: a vendor operator ("ns::op", samples from its schema)
+    # has no torch reference.
+    reference = (torch_reference(entry, sample) if device == "cpu" and "::" not in entry.name
+                 else None)
+    if reference is not None:
+        want, want_err = reference
+    else:
+        want, want_err = outcome(lambda: entry.op(opd, *cpu_args, **cpu_kwargs))
+    unchecked_values = device == "cpu" and reference is None
     if device == "meta" and want is not None and not tensors_of(want):
         return results  # a number (item, equal): data, which Meta has not
     args, kwargs = sample_on(entry, sample, device)
-    src_args, src_kwargs = sample_on(entry, sample, "cpu")
+    src_args, src_kwargs = sample_on(entry, sample, "cpu", device)
     what = f"{entry.name} on {device} ({dtype}, {sample!r})"
     line = call_source(entry, src_args, src_kwargs, device, "function")
     (got, got_err), trace = _traced(lambda: entry.op(opd, *args, **kwargs))
     reached = _reached(trace, target)
     strides = device == "meta" or entry.compare_strides
-    values_skipped = entry.skip_reason("values", dtype)
+    values_skipped = entry.skip_reason("values", dtype) or unchecked_values
 
     def function():
         if want_err is not None:
@@ -199,7 +213,7 @@ def check_errors(target, entry, device, index=None):
         if (device == "meta" and not ei.on_meta) or (index is not None and i != index):
             continue
         args, kwargs = sample_on(entry, ei.sample, device)
-        src_args, src_kwargs = sample_on(entry, ei.sample, "cpu")
+        src_args, src_kwargs = sample_on(entry, ei.sample, "cpu", device)
         (_, err), t = _traced(lambda: entry.op(opd, *args, **kwargs))
         reached = _reached(t, target)
         if not reached:

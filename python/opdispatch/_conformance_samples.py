@@ -1,7 +1,8 @@
 """The conformance run's samples and comparisons (opdispatch.conformance): samples of a vendor
 operator from its schema, sample arguments moved to a device with their strides, results
-compared with the CPU's (opdispatch only: no torch), and failing calls written as a line of
-opdispatch Python."""
+compared with the CPU's (torch's for a kernel that runs on the CPU itself, where torch is
+importable: Note [The CPU's own reference]), and failing calls written as a line of opdispatch
+Python."""
 
 import warnings
 
@@ -92,12 +93,15 @@ def _on(value, device, memo):
     return lib_value(opd, value)
 
 
-def sample_on(entry, sample, device):
+def sample_on(entry, sample, device, factory_device=None):
+    """The sample's arguments with its tensors on `device`; a factory's device argument is
+    `factory_device` (default `device`): a snippet's source keeps CPU tensors (printed with a
+    .to(device)) but names the device under test for a factory."""
     memo = {}
     args = _on((sample.input,) + sample.args, device, memo)
     kwargs = _on(sample.kwargs, device, memo)
     if entry.is_factory:
-        kwargs["device"] = device
+        kwargs["device"] = factory_device or device
     return list(args), kwargs
 
 
@@ -165,6 +169,44 @@ def assert_same(got, want, entry, device, what, strides):
 def _short(t):
     text = repr(t.tolist()) if t.numel() <= 8 else f"{t.flatten()[:8].tolist()}..."
     return text
+
+
+# Note [The CPU's own reference]
+# A kernel that runs on the CPU itself (the CPU plugin's, a composite's, an autograd kernel's)
+# cannot be checked against the CPU plugin: both calls reach the same kernels. Its reference is
+# torch's (the entry's ref, as tests/python/test_opinfo.py runs it) where torch is importable;
+# where it is not, and for a vendor's own operators (which torch has not), the values of such
+# kernels go unchecked and the report says so, while the device-independent checks (opcheck,
+# error inputs, out= and in-place identity) still run.
+
+def torch_reference(entry, sample):
+    """(result, error) of torch running the entry's reference on the sample, the result as
+    opdispatch values; None when torch is not importable."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    tensor_map = {}
+    targs = lib_value(torch, (sample.input,) + tuple(sample.args), tensor_map)
+    tkwargs = lib_value(torch, sample.kwargs, tensor_map)
+    result, err = outcome(lambda: entry.ref(torch, *targs, **tkwargs))
+    return (None, err) if err is not None else (from_torch(result), None)
+
+
+def from_torch(value):
+    """A torch result as opdispatch's: tensors with their dtype, shape and strides (DLPack;
+    bool, which torch 1.13 does not export, through uint8), tuples and lists element by element,
+    anything else as it is."""
+    import torch
+    if isinstance(value, torch.Tensor):
+        t = value.detach()
+        if t.dtype == torch.bool:
+            return opd.from_dlpack(t.to(torch.uint8)).to(opd.bool)
+        return opd.from_dlpack(t)
+    if isinstance(value, (tuple, list)):
+        return type(value)(from_torch(v) for v in value) if type(value) in (tuple, list) \
+            else tuple(from_torch(v) for v in value)
+    return value
 
 
 def same_refusal(got_err, want_err, what, device):

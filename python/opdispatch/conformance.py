@@ -202,7 +202,18 @@ def _run(plugin, ops, budget, samples, dtypes):
                                  if op not in reached_ops and device_of(key) is not None)
     report["failures"] = sum(1 for r in rows.values() if r.failure)
     report["seconds"] = round(time.monotonic() - start, 2)
+    # Note [The CPU's own reference] (_conformance_samples.py).
+    report["cpu_reference"] = "torch" if _torch_importable() else "none: values unchecked"
+    report["cpu_kernels"] = any(device == "cpu" for _, device in work)
     return report
+
+
+def _torch_importable():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def replay(plugin, entry_name, device, dtype, index, check):
@@ -244,6 +255,12 @@ def _print_table(report, out):
     if report["stopped_by_budget"]:
         tail += (f"; --budget spent after {report['entries_run']} of {report['entries']} "
                  "entries")
+    if report.get("cpu_kernels"):
+        tail += ("; kernels on the CPU itself checked against torch (a vendor operator's "
+                 "values there: unchecked)"
+                 if report["cpu_reference"] == "torch" else
+                 "; kernels on the CPU itself: values unchecked (torch is not importable to "
+                 "compare them with)")
     print(tail, file=out)
 
 

@@ -113,14 +113,28 @@ def test_a_privateuse1_device_runs_under_its_registered_name(acme):
     assert ".to('acme')" in failure["snippet"]
 
 
+def test_a_wrong_cpu_kernel_fails_against_torch():
+    # On the CPU itself the CPU plugin cannot be the reference (Note [The CPU's own reference]):
+    # torch is, so a wrong CPU kernel fails (before, both sides ran it and it passed).
+    with override_kernel("aten::neg", "CPU", lambda x: opd.zeros_like(x)):
+        report = conformance.run("cpu", ops="^neg$", dtypes=["float32"])
+    failure = next(r["failure"] for r in report["rows"] if r["operator"] == "aten::neg")
+    assert failure is not None and "neg on cpu (float32" in failure["message"]
+    assert report["cpu_reference"] == "torch" and report["failures"] >= 1
+    assert conformance.run("cpu", ops="^neg$", dtypes=["float32"])["failures"] == 0
+
+
 def test_the_run_needs_no_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "import opdispatch.conformance as c\n"
-            "sys.exit(c.main(['meta', '--ops', '^neg$']))\n")
+            "sys.exit(c.main(['meta', '--ops', '^neg$']) + c.main(['cpu', '--ops', '^neg$']))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "aten::neg" in done.stdout
+    # Without torch nothing checks the values of the CPU's own kernels, and the report says so.
+    assert ("kernels on the CPU itself: values unchecked (torch is not importable to compare "
+            "them with)") in done.stdout
 
 
 def _opd():
