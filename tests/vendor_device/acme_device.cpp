@@ -69,12 +69,16 @@ opd::Storage allocate(size_t nbytes, Device device) {
 constexpr int8_t kDevices = 2;
 thread_local int8_t thread_device = 0;
 
+void check_device_index(int64_t index) {
+  OPD_CHECK_T(opd::IndexError, index >= 0 && index < kDevices,
+              "acme: device index {} is out of range: there are {} acme devices", index,
+              static_cast<int>(kDevices));
+}
+
 struct AcmeGuard final : opd::DeviceGuardImpl {
   int8_t current_device() const override { return thread_device; }
   void set_device(int8_t index) const override {
-    OPD_CHECK_T(opd::IndexError, index >= 0 && index < kDevices,
-                "acme: device index {} is out of range: there are {} acme devices",
-                static_cast<int>(index), static_cast<int>(kDevices));
+    check_device_index(index);
     thread_device = index;
   }
   int8_t device_count() const noexcept override { return kDevices; }
@@ -82,9 +86,7 @@ struct AcmeGuard final : opd::DeviceGuardImpl {
 
 Device acme_device(std::optional<Device> device) {
   const Device d = opd::ensure_has_index(device.value_or(Device(DeviceType::PrivateUse1)));
-  OPD_CHECK_T(opd::IndexError, d.index < kDevices,
-              "acme: device index {} is out of range: there are {} acme devices",
-              static_cast<int>(d.index), static_cast<int>(kDevices));
+  check_device_index(d.index);
   return d;
 }
 
@@ -156,15 +158,26 @@ Tensor to_acme(const Tensor& cpu, Device device) {
   return out;
 }
 
-// The acme device among the arguments: the dispatcher came here because one is on acme; the
-// others may be CPU tensors (a wrapped number is one).
-template <typename... Rest>
-Device device_of(const Tensor& first, const Rest&... rest) {
-  if constexpr (sizeof...(rest) == 0) {
-    return first.device();
-  } else {
-    return first.device().is_privateuse1() ? first.device() : device_of(rest...);
-  }
+// The device of a call's tensors, checked as PyTorch's TensorIterator checks them: all on one
+// device, except CPU scalars (0-dim; a wrapped number is one). The dispatcher came here because
+// one is on acme.
+template <typename... Ts>
+Device device_of(const Ts&... tensors) {
+  std::optional<Device> found;
+  auto visit = [&](const Tensor& t) {
+    if (!t.defined() || (t.is_cpu() && t.dim() == 0)) return;
+    if (!found) {
+      found = t.device();
+      return;
+    }
+    OPD_CHECK(t.device() == *found,
+              "Expected all tensors to be on the same device, but found at least two devices, {} "
+              "and {}!",
+              *found, t.device());
+  };
+  (visit(tensors), ...);
+  OPD_CHECK(found && found->is_privateuse1(), "acme: no acme tensor among the arguments");
+  return *found;
 }
 
 Tensor add_Tensor(const Tensor& self, const Tensor& other, const opd::Scalar& alpha) {
@@ -307,6 +320,7 @@ OPD_LIBRARY_IMPL(acme_device, CompositeExplicitAutograd, m) {
     return static_cast<int64_t>(opd::device_guard_impl(DeviceType::PrivateUse1)->current_device());
   });
   m.impl("set_device", [](int64_t index) {
+    check_device_index(index);  // before narrowing: 257 is no device, not device 1
     opd::device_guard_impl(DeviceType::PrivateUse1)->set_device(static_cast<int8_t>(index));
   });
 }

@@ -34,6 +34,17 @@ bool is_written(const Argument& a) {
                      [](const AliasInfo& c) { return c.is_write; });
 }
 
+// Note [Unannotated writes]
+// PyTorch 1.13's native_batch_norm (and its out= overload) updates running_mean and running_var
+// in place when training, but its schema does not mark them (a!); 2.0 fixed that with
+// _native_batch_norm_legit. PyTorch's own CPU fallback loses those updates (a model's running
+// statistics stay at their initial values); this one writes them back as it writes back the
+// arguments the schema marks. Found by operator and argument name: the 1.13 schemas are kept.
+bool written_without_annotation(const FunctionSchema& schema, const Argument& a) {
+  return schema.name() == "aten::native_batch_norm" &&
+         (a.name() == "running_mean" || a.name() == "running_var");
+}
+
 // The alias sets of an annotation: a list's are its elements' ("Tensor(a!)[]").
 std::vector<std::string> alias_sets(const AliasInfo& info) {
   std::vector<std::string> sets = info.before_set;
@@ -108,6 +119,12 @@ void cpu_fallback_with(const OperatorHandle& op, Stack* stack, const CpuFallback
   auto move = [&](size_t i, const Tensor& t) -> Tensor {
     if (!t.defined() || t.is_cpu()) return t;
     if (!target) target = t.device();
+    // The device's own kernels refuse tensors of two of its devices; so does their fallback
+    // (CPU tensors may join, as index tensors do).
+    OPD_CHECK(t.device() == *target,
+              "Expected all tensors to be on the same device, but found at least two devices, {} "
+              "and {}!",
+              *target, t.device());
     Tensor cpu = to_cpu(t);
     moved.push_back({i, t, cpu});
     return cpu;
@@ -154,7 +171,9 @@ void cpu_fallback_with(const OperatorHandle& op, Stack* stack, const CpuFallback
 
   // Step 3: written arguments get the CPU kernel's values.
   for (const Moved& m : moved) {
-    if (is_written(args[m.arg])) write_back(m.cpu, m.original);
+    if (is_written(args[m.arg]) || written_without_annotation(schema, args[m.arg])) {
+      write_back(m.cpu, m.original);
+    }
   }
 
   // Step 4: results.

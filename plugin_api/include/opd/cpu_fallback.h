@@ -10,12 +10,15 @@
 // Its own kernels still win: a backend fallback serves only the operators that have no kernel
 // for the key (Note [Kernel precedence]). For the others the fallback
 //   1. copies every tensor argument that is not on the CPU to the CPU (a Tensor, a Tensor?, each
-//      element of a Tensor[] or Tensor?[]), and Device arguments become "cpu";
+//      element of a Tensor[] or Tensor?[]), and Device arguments become "cpu"; tensors on two
+//      devices of the backend (acme:0 and acme:1) are refused, with torch's "Expected all
+//      tensors to be on the same device" text;
 //   2. redispatches the operator to the CPU key through the dispatcher (so the CPU plugin's
 //      kernel, or the composite the CPU table holds, runs);
 //   3. writes back into the original arguments every one the schema marks as written
 //      (Tensor(a!): in-place self, out= arguments, written list elements), resizing them first
-//      when the CPU kernel resized its copy;
+//      when the CPU kernel resized its copy, and native_batch_norm's running statistics, which
+//      1.13's schema does not mark (Note [Unannotated writes] in core/src/dispatch);
 //   4. replaces each result: one that aliases a written argument (Tensor(a!) returns) by that
 //      original argument object, as add_ and out= calls return theirs; any other tensor result
 //      by a copy on the target device: the first non-CPU tensor argument's device, else a Device

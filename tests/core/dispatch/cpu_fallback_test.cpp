@@ -8,8 +8,10 @@
 
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "opd/dispatcher.h"
 #include "opd/ops.h"
 #include "opd/plugin_manager.h"
 #include "opd/warning.h"
@@ -170,6 +172,36 @@ TEST_F(CpuFallback, WrittenArgumentsAreWrittenBackAndReturned) {
   EXPECT_TRUE(equal(cpu(out), a * 2));
 }
 
+// 1.13's native_batch_norm updates running_mean and running_var in place without marking them
+// (a!) (Note [Unannotated writes]): the fallback writes them back too. acme runs the operator
+// natively, so the fallback is called here as the boxed kernel it is.
+TEST_F(CpuFallback, BatchNormRunningStatisticsAreWrittenBack) {
+  const TensorOptions f32 = TensorOptions().dtype(ScalarType::Float32);
+  Tensor mean = acme(zeros({2}, f32));
+  Tensor var = acme(ones({2}, f32));
+  OperatorHandle op = Dispatcher::singleton().find_schema_or_throw("aten::native_batch_norm", "");
+  Stack stack{IValue(acme(iota({4, 2}))),
+              IValue(),
+              IValue(),
+              IValue(mean),
+              IValue(var),
+              IValue(true),
+              IValue(0.5),
+              IValue(1e-5)};
+  cpu_fallback_quiet(op, &stack);
+  ASSERT_EQ(stack.size(), 3u);
+  Tensor expected_mean = zeros({2}, f32);
+  Tensor expected_var = ones({2}, f32);
+  Tensor expected_out = std::get<0>(native_batch_norm(
+      iota({4, 2}), std::nullopt, std::nullopt, expected_mean, expected_var, true, 0.5, 1e-5));
+  EXPECT_FALSE(equal(expected_mean, zeros({2}, f32)));  // training moved them
+  EXPECT_EQ(mean.device(), kAcme);
+  EXPECT_TRUE(allclose(cpu(mean), expected_mean));
+  EXPECT_TRUE(allclose(cpu(var), expected_var));
+  EXPECT_EQ(stack[0].to_tensor().device(), kAcme);
+  EXPECT_TRUE(allclose(cpu(stack[0].to_tensor()), expected_out));
+}
+
 TEST_F(CpuFallback, ViewsOfTheDeviceStayViews) {
   // View operators are CompositeExplicitAutograd: they run on acme itself, without the fallback.
   Tensor x = acme(iota({2, 3}));
@@ -203,6 +235,37 @@ TEST_F(CpuFallback, AViewResultThroughTheFallbackIsACopyWithAWarning) {
   } catch (const Error& e) {
     EXPECT_NE(e.msg().find("appears to be a view operator"), std::string::npos) << e.msg();
   }
+}
+
+// The message of what `fn` throws ("" when it throws nothing).
+template <class F>
+std::string message_of(F&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.msg();
+  }
+  return "";
+}
+
+// acme has two devices: its native kernels and the fallback refuse tensors of both in one call,
+// as PyTorch's device kernels do; a CPU scalar may join, a CPU tensor may not join a native
+// kernel.
+TEST_F(CpuFallback, TensorsOnTwoDevicesAreRefused) {
+  Tensor a = acme(iota({2}));
+  Tensor b = iota({2}).to(Device(DeviceType::PrivateUse1, 1), ScalarType::Float32);
+  ASSERT_EQ(b.device().str(), "acme:1");
+  const std::string two =
+      "Expected all tensors to be on the same device, but found at least two devices, acme:0 "
+      "and acme:1!";
+  EXPECT_EQ(message_of([&] { (void)add(a, b); }), two);      // native
+  EXPECT_EQ(message_of([&] { (void)maximum(a, b); }), two);  // the fallback
+  EXPECT_EQ(message_of([&] { (void)add(a, iota({2})); }),
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            "acme:0 and cpu!");
+  Tensor scaled = mul(a, scalar_tensor(2.0, TensorOptions().dtype(ScalarType::Float32)));
+  EXPECT_EQ(scaled.device(), kAcme);
+  EXPECT_TRUE(equal(cpu(scaled), iota({2}) * 2));
 }
 
 TEST_F(CpuFallback, WarnsOncePerOperator) {
