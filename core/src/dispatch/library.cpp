@@ -275,6 +275,7 @@ Library& Library::device_guard(std::shared_ptr<const DeviceGuardImpl> impl,
             "device_guard(...): {} has no devices to guard (only CUDA and PrivateUse1 have "
             "several) ({})",
             to_string(key), site);
+  detail::check_declared_key(key, "a device guard");
   const DeviceType type = key == DispatchKey::CUDA ? DeviceType::CUDA : DeviceType::PrivateUse1;
   registrations_.push_back(register_device_guard(type, std::move(impl), site));
   return *this;

@@ -12,6 +12,7 @@
 // See Note [Device guards] in core/src/dispatch/device_guard.cpp.
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "opd/plugin.h"
 #include "opd/plugin_object.h"
 #include "opd/registration_handle.h"
+#include "opd/warning.h"
 
 namespace opd {
 
@@ -33,6 +35,15 @@ class DeviceGuardImpl {
   // Makes `index` the calling thread's current device. Throws (IndexError, say) for an index
   // the backend does not have; the current device is then unchanged.
   virtual void set_device(int8_t index) const = 0;
+  // The same for an index that was current before (DeviceGuard's restore, in a destructor):
+  // must not throw. By default set_device, with what it throws reported as a warning.
+  virtual void unchecked_set_device(int8_t index) const noexcept {
+    try {
+      set_device(index);
+    } catch (const std::exception& e) {
+      warn(std::string("DeviceGuard could not restore the current device: ") + e.what());
+    }
+  }
   // How many devices the backend has: indices 0 .. device_count() - 1.
   virtual int8_t device_count() const noexcept = 0;
 };
@@ -70,7 +81,7 @@ class DeviceGuard {
     if (previous_ != device.index) impl_->set_device(device.index);
   }
   ~DeviceGuard() {
-    if (impl_ && impl_->current_device() != previous_) impl_->set_device(previous_);
+    if (impl_) impl_->unchecked_set_device(previous_);
   }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;

@@ -10,11 +10,14 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "opd/error.h"
 #include "opd/library.h"
+#include "opd/warning.h"
 
 namespace opd {
 namespace {
@@ -150,6 +153,38 @@ TEST(DeviceGuard, UndoingTheRegistrationDropsTheGuardOnceItsLastHolderGoes) {
   m = privateuse1_library();
   m.device_guard(std::make_shared<TestGuard>());
   EXPECT_NE(device_guard_impl(DeviceType::PrivateUse1), nullptr);
+}
+
+// A guard whose restore fails: DeviceGuard's destructor must not throw. The default
+// unchecked_set_device reports set_device's error as a warning.
+std::vector<std::string> warnings;
+void record_warning(std::string_view message) { warnings.emplace_back(message); }
+struct FlakyGuard final : DeviceGuardImpl {
+  mutable bool broken = false;
+  int8_t current_device() const override { return current; }
+  void set_device(int8_t index) const override {
+    OPD_CHECK(!broken, "the device is gone");
+    current = index;
+  }
+  int8_t device_count() const noexcept override { return 3; }
+};
+
+TEST(DeviceGuard, AFailedRestoreIsAWarningNotAnException) {
+  Library m = privateuse1_library();
+  auto flaky = std::make_shared<FlakyGuard>();
+  m.device_guard(flaky);
+  WarningHandler previous = set_warning_handler(&record_warning);
+  {
+    DeviceGuard g(Device(DeviceType::PrivateUse1, 1));
+    EXPECT_EQ(current, 1);
+    flaky->broken = true;
+  }  // the restore to 0 fails
+  set_warning_handler(previous);
+  EXPECT_EQ(current, 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("DeviceGuard could not restore the current device: the "
+                                     "device is gone"));
+  current = 0;
 }
 
 // Threads resolve devices and scope guards while another registers and drops the guard: each
