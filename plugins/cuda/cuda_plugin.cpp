@@ -1,7 +1,8 @@
 // The CUDA plugin (libopd_cuda.so): kernels for every operator whose `dispatch:` names CUDA in
 // manifests/native_functions.yaml, on the devices the driver reports. Without a usable device
 // the plugin reports itself unavailable with the driver's words, and registers nothing; the
-// driver is asked nothing anywhere else before that.
+// driver is asked nothing anywhere else before that. With one, it also registers the CPU fallback
+// for the operators it has no kernel of, and its device guard.
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -12,6 +13,8 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_guard.h"
 #include "cuda/pinned.h"
+#include "opd/cpu_fallback.h"
+#include "opd/device_guard.h"
 #include "opd/native/CUDA.h"
 #include "opd/plugin.h"
 
@@ -20,6 +23,26 @@ namespace {
 opd::Tensor new_output(opd::IntArrayRef sizes, opd::ScalarType dtype, opd::Device device) {
   return opd::cuda::empty_cuda(sizes, dtype, opd::cuda::device_index(device));
 }
+
+// The plugin's current device as the core's device guard (opd/device_guard.h, Note [Device
+// guards]): "cuda" without an index means the calling thread's current CUDA device.
+struct CudaGuardImpl final : opd::DeviceGuardImpl {
+  int8_t current_device() const override {
+    return static_cast<int8_t>(opd::cuda::current_device());
+  }
+  void set_device(int8_t index) const override {
+    // Validates the index with the plugin's message, then makes it current.
+    const int checked = opd::cuda::device_index(opd::Device(opd::DeviceType::CUDA, index));
+    OPD_CUDA_CHECK(cudaSetDevice(checked));
+  }
+  // A restore (as the plugin's own DeviceGuard): a failure leaves the device as it is.
+  void unchecked_set_device(int8_t index) const noexcept override {
+    if (cudaSetDevice(index) != cudaSuccess) (void)cudaGetLastError();
+  }
+  int8_t device_count() const noexcept override {
+    return static_cast<int8_t>(opd::cuda::device_count());
+  }
+};
 
 void shutdown_cuda() noexcept {
   opd::cuda::destroy_blas_handles();
@@ -42,3 +65,10 @@ OPD_PLUGIN(cuda, "0.1.0") {
 }
 
 OPD_LIBRARY_IMPL(aten, CUDA, m) { opd::native::register_CUDA_kernels(m); }
+
+// Every operator the CPU plugin has runs on CUDA tensors: the plugin's own kernels win, the rest
+// falls back to the CPU with torch's warning once per operator (Note [CPU fallback]).
+OPD_LIBRARY_IMPL(_, CUDA, m) {
+  m.fallback(&opd::cpu_fallback);
+  m.device_guard(opd::make_device_guard<CudaGuardImpl>());
+}

@@ -12,6 +12,7 @@
 
 #include "opd/autograd.h"
 #include "opd/cuda.h"
+#include "opd/device_guard.h"
 #include "opd/generator.h"
 #include "opd/ops.h"
 #include "opd/plugin_manager.h"
@@ -116,6 +117,38 @@ TEST_F(CudaPlugin, TensorsLiveOnAnIndexedDevice) {
       error_of([n] { empty({1}, TensorOptions().device(Device(kCUDA, static_cast<int8_t>(n)))); }),
       StartsWith("CUDA error: invalid device ordinal"));
   cuda::synchronize();
+}
+
+// The plugin registers opd::cpu_fallback (Note [CPU fallback]): operators it has no kernel of
+// (cumsum, erf_, topk) run on the CPU and come back to the GPU, in-place ones written back.
+TEST_F(CudaPlugin, OperatorsWithoutACudaKernelFallBackToTheCpu) {
+  REQUIRE_CUDA_DEVICE();
+  Tensor cpu = tensor({0, 1, 2, 3, 4, 5}, {2, 3});
+  Tensor g = cpu.to(gpu(), kFloat);
+  Tensor sums = cumsum(g, 1);
+  EXPECT_EQ(sums.device(), gpu());
+  EXPECT_EQ(values(sums), (std::vector<double>{0, 1, 3, 3, 7, 12}));
+  Tensor h = g.clone();
+  const Tensor& same = h.erf_();
+  EXPECT_TRUE(same.is_same(h));
+  EXPECT_EQ(h.device(), gpu());
+  EXPECT_TRUE(allclose(h.to(Device(kCPU), kFloat), erf(cpu)));
+  auto [top, index] = topk(g, 2);
+  EXPECT_EQ(top.device(), gpu());
+  EXPECT_EQ(values(top), (std::vector<double>{2, 1, 5, 4}));
+  EXPECT_EQ(values(index), (std::vector<double>{2, 1, 2, 1}));
+  cuda::synchronize();
+}
+
+// Its device guard (opd/device_guard.h): "cuda" without an index is the thread's current device.
+TEST_F(CudaPlugin, ADeviceWithoutIndexIsTheCurrentOne) {
+  REQUIRE_CUDA_DEVICE();
+  EXPECT_EQ(ensure_has_index(Device(kCUDA)), gpu());
+  Tensor g = ones({2}).to(gpu(), kFloat);
+  EXPECT_TRUE(g.to(Device(kCUDA), kFloat).is_same(g));
+  const int n = cuda::device_count();
+  EXPECT_THAT(error_of([n] { DeviceGuard guard(Device(kCUDA, static_cast<int8_t>(n))); }),
+              StartsWith("CUDA error: invalid device ordinal"));
 }
 
 TEST_F(CudaPlugin, CopiesGoBothWaysForEveryDtype) {
