@@ -377,10 +377,18 @@ struct InferReturns<void> {
   static constexpr InferredReturns kKind = InferredReturns::kNone;
   static constexpr std::array<SchemaTypeFn, 0> kTypes = {};
 };
-template <class... Rs>
-struct InferReturns<std::tuple<Rs...>> {
+// Every tuple-like result (what box_results boxes element by element): std::tuple, and
+// std::array or std::pair were a kernel to return one.
+template <class D, size_t... I>
+constexpr std::array<SchemaTypeFn, sizeof...(I)> tuple_schema_types(std::index_sequence<I...>) {
+  return {&TraitsOf<std::tuple_element_t<I, D>>::schema_type...};
+}
+template <class D>
+requires requires { std::tuple_size<D>::value; }
+struct InferReturns<D> {
   static constexpr InferredReturns kKind = InferredReturns::kTuple;
-  static constexpr std::array<SchemaTypeFn, sizeof...(Rs)> kTypes = {&TraitsOf<Rs>::schema_type...};
+  static constexpr auto kTypes =
+      tuple_schema_types<D>(std::make_index_sequence<std::tuple_size_v<D>>{});
 };
 
 template <class Sig>

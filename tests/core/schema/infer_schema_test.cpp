@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <complex>
 #include <optional>
 #include <span>
@@ -104,6 +105,9 @@ TEST(InferSchema, TupleReturnsAreParenthesisedAndNumbered) {
   EXPECT_EQ((infer_schema_string<std::tuple<Tensor&, Tensor&>(const Tensor&, Tensor&, Tensor&)>()),
             "(Tensor _0, Tensor _1, Tensor _2) -> (Tensor _0, Tensor _1)");
   EXPECT_EQ((infer_schema_string<std::tuple<>()>()), "() -> ()");
+  // Any tuple-like result is boxed element by element (box_results), so inferred as a tuple.
+  EXPECT_EQ((infer_schema_string<std::array<bool, 2>(const Tensor&)>()),
+            "(Tensor _0) -> (bool _0, bool _1)");
 }
 
 TEST(InferSchema, InferredTextParsesAsAnAnonymousSchema) {
