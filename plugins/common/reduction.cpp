@@ -163,7 +163,15 @@ ReductionMeta prod_meta(const Tensor& self, OptionalIntArrayRef dim, bool keepdi
 ReductionMeta nansum_meta(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
                           std::optional<ScalarType> dtype) {
   OPD_CHECK(!is_complex(self.scalar_type()), "nansum does not support complex inputs");
-  return sum_meta(self, dim, keepdim, dtype);
+  ReductionMeta m = sum_meta(self, dim, keepdim, dtype);
+  // An integer input's nansum is its sum; a floating input reduces in the result's dtype, of
+  // which PyTorch's CPU kernel has floating loops only (a NaN has no integer value). Meta
+  // refuses it too, as the Meta kernels here refuse what the CPU's do.
+  if (!is_integral(self.scalar_type(), /*include_bool=*/true) &&
+      is_integral(m.dtype, /*include_bool=*/true)) {
+    throw_not_implemented_for("nansum_cpu", m.dtype);
+  }
+  return m;
 }
 
 ReductionMeta count_nonzero_meta(const Tensor& self, IntArrayRef dim) {

@@ -80,8 +80,9 @@ void sum_into(const char* op, const Tensor& self, const common::DimMask& mask, c
       using Out = std::remove_cvref_t<decltype(o)>;
       // Only T == Out, or an integer T widening to Out = int64_t, reach here. Each kind is
       // instantiated only for the dtypes its meta function admits (a reducer's loops are most
-      // of this file's compile time): mean takes floating and complex types, and nansum of an
-      // integer is its sum (no NaN) while nansum refuses complex, as PyTorch's.
+      // of this file's compile time): mean takes floating and complex types; nansum refuses
+      // complex, and reaches an integer T only from an integer input (nansum_meta refuses a
+      // floating one into an integer dtype), whose nansum is its sum, as PyTorch's.
       constexpr bool kFloating = kIsFloat<T>;
       constexpr bool kComplex = !kFloating && !std::is_integral_v<T>;
       constexpr SumKind kRun = kKind == SumKind::kNanSum && !kFloating ? SumKind::kSum : kKind;

@@ -523,6 +523,13 @@ TEST_P(ReductionOps, CountNonzeroAndNansum) {
   EXPECT_TRUE(tensors_equal(opd::count_nonzero(x, IntArrayRef{0}), ex({1, 1, 1}, {3}, kLong)));
   EXPECT_TRUE(tensors_equal(opd::nansum(x), ex({3}, {})));
   EXPECT_TRUE(tensors_equal(opd::nansum(x, IntArrayRef{1}), ex({1, 2}, {2})));
+  // A floating input into an integer dtype: a NaN has no integer value, and PyTorch's CPU
+  // kernel has floating loops only (Meta refuses it as the CPU does).
+  EXPECT_EQ(error_of_type<Error>([&] { opd::nansum(x, OptionalIntArrayRef(), false, kLong); }),
+            "\"nansum_cpu\" not implemented for 'Long'");
+  // An integer input's nansum is its sum, into int64.
+  Tensor i = in({1, 2, 3, 4, 5, 6}, {2, 3}, kInt);
+  EXPECT_TRUE(tensors_equal(opd::nansum(i, IntArrayRef{1}), ex({6, 15}, {2}, kLong)));
 }
 
 // The vectorised loops (Note [Vectorised reductions]): every tail of the vector and column
