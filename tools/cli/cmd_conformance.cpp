@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 // The folder holding the opdispatch package for the opd binary in `bin`, or empty.
 fs::path package_root(const fs::path& bin) {
   for (const fs::path& candidate :
-       {bin.parent_path() / "python", bin.parent_path() / "lib" / "python3" / "dist-packages"}) {
+       {bin.parent_path() / "python", bin.parent_path() / OPD_PYTHON_INSTALL_DIR}) {
     if (fs::exists(candidate / "opdispatch" / "conformance.py")) return candidate;
   }
   return {};
@@ -87,7 +87,7 @@ void add_conformance(CLI::App& app, int& exit_code) {
     if (root.empty()) {
       std::cerr << "opd conformance: the Python package opdispatch was not found next to opd ("
                 << (bin.parent_path() / "python").string() << " or "
-                << (bin.parent_path() / "lib/python3/dist-packages").string()
+                << (bin.parent_path() / OPD_PYTHON_INSTALL_DIR).string()
                 << "); it is built where Python's headers and pybind11 are installed\n";
       exit_code = 2;
       return;
