@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "error_text.h"
 #include "opd/dispatcher.h"
 #include "opd/ops.h"
 #include "opd/plugin_manager.h"
@@ -24,6 +25,7 @@ using fixtures::is_mapped;
 using fixtures::manifest;
 using fixtures::plugin_dir;
 using fixtures::wait_for_state;
+using test_util::error_text;
 
 const Device kCpu(DeviceType::CPU);
 const Device kAcme(DeviceType::PrivateUse1, 0);
@@ -237,17 +239,6 @@ TEST_F(CpuFallback, AViewResultThroughTheFallbackIsACopyWithAWarning) {
   }
 }
 
-// The message of what `fn` throws ("" when it throws nothing).
-template <class F>
-std::string message_of(F&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.msg();
-  }
-  return "";
-}
-
 // acme has two devices: its native kernels and the fallback refuse tensors of both in one call,
 // as PyTorch's device kernels do; a CPU scalar may join, a CPU tensor may not join a native
 // kernel.
@@ -258,9 +249,9 @@ TEST_F(CpuFallback, TensorsOnTwoDevicesAreRefused) {
   const std::string two =
       "Expected all tensors to be on the same device, but found at least two devices, acme:0 "
       "and acme:1!";
-  EXPECT_EQ(message_of([&] { (void)add(a, b); }), two);      // native
-  EXPECT_EQ(message_of([&] { (void)maximum(a, b); }), two);  // the fallback
-  EXPECT_EQ(message_of([&] { (void)add(a, iota({2})); }),
+  EXPECT_EQ(error_text<Error>([&] { (void)add(a, b); }), two);      // native
+  EXPECT_EQ(error_text<Error>([&] { (void)maximum(a, b); }), two);  // the fallback
+  EXPECT_EQ(error_text<Error>([&] { (void)add(a, iota({2})); }),
             "Expected all tensors to be on the same device, but found at least two devices, "
             "acme:0 and cpu!");
   Tensor scaled = mul(a, scalar_tensor(2.0, TensorOptions().dtype(ScalarType::Float32)));
