@@ -86,6 +86,15 @@ def test_module_methods_move_every_tensor(monkeypatch):
         utils.generate_methods_for_privateuse1_backend(for_tensor=False)
 
 
+def test_module_methods_need_the_tensor_method_even_without_a_module_class(monkeypatch):
+    # As torch: for_module without the Tensor method is refused, Module class or not.
+    monkeypatch.delattr(opd.nn, "Module", raising=False)
+    monkeypatch.delattr(opd.Tensor, "acme")
+    with pytest.raises(RuntimeError, match="^Can not automatically generate acme\\(\\) method"):
+        utils.generate_methods_for_privateuse1_backend(for_tensor=False)
+    utils.generate_methods_for_privateuse1_backend(for_tensor=False, for_module=False)
+
+
 def test_storage_methods_are_refused():
     with pytest.raises(NotImplementedError, match="opdispatch has no Storage classes"):
         utils.generate_methods_for_privateuse1_backend(for_tensor=False, for_storage=True)

@@ -88,13 +88,17 @@ def _generate_tensor_methods(custom_backend_name):
     setattr(_opd.Tensor, custom_backend_name, wrap_tensor_to)
 
 
-def _generate_module_methods(custom_backend_name, module_class):
+def _check_tensor_method_for_module(custom_backend_name):
+    """The Module method moves tensors with the Tensor one: torch refuses for_module without
+    it, whether or not there is a Module class to give the method to."""
     if not hasattr(_opd.Tensor, custom_backend_name):
         raise RuntimeError(
             f"Can not automatically generate {custom_backend_name}() method for "
             f"opdispatch.nn.Module.Because opdispatch.Tensor doesn't has the method "
             f"{custom_backend_name}().For this error, you can try setting for_tensor=True.")
 
+
+def _generate_module_methods(custom_backend_name, module_class):
     def wrap_module_to(self, device=None):
         """Moves the module's parameters and buffers to the custom device (``_apply``), in
         place; returns the module."""
@@ -114,7 +118,8 @@ def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module
 
     opdispatch has no Module classes (``opdispatch.nn`` holds ``functional`` only): for_module
     gives the method to ``opdispatch.nn.Module`` where that exists, an object with torch's
-    ``_apply(fn)``, and has nothing to generate otherwise. It has no Storage classes either:
+    ``_apply(fn)``, and has nothing to generate otherwise (without the Tensor method it is
+    refused either way, as torch). It has no Storage classes either:
     for_storage (and with it unsupported_dtype, which applies to storages only) is a
     NotImplementedError."""
     if for_storage:
@@ -124,6 +129,8 @@ def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module
     custom_backend_name = _get_privateuse1_backend_name()
     if for_tensor:
         _generate_tensor_methods(custom_backend_name)
-    module_class = getattr(_opd.nn, "Module", None)
-    if for_module and module_class is not None:
-        _generate_module_methods(custom_backend_name, module_class)
+    if for_module:
+        _check_tensor_method_for_module(custom_backend_name)
+        module_class = getattr(_opd.nn, "Module", None)
+        if module_class is not None:
+            _generate_module_methods(custom_backend_name, module_class)
