@@ -6,8 +6,8 @@
 // kernels. It has the kernels a device needs to exist (empty.memory_format, empty_strided, copy_
 // to and from the CPU, resize_), native operators (add and mul, and those an MLP's training step
 // runs most: sub, div, mm, addmm, sum.dim_IntList, relu, threshold_backward, fill_, the
-// log_softmax and nll_loss pairs; native_batch_norm, which the fallback cannot run right), and
-// opd::cpu_fallback (Note [CPU fallback]) for the rest.
+// log_softmax and nll_loss pairs; native_batch_norm, updating the running statistics in place),
+// and opd::cpu_fallback (Note [CPU fallback]) for the rest.
 //   acme_device::alias_of(Tensor(a) self) -> Tensor(a)   a view operator, CPU and Meta only
 //   acme_device::no_cpu(Tensor self) -> Tensor           an operator without any kernel
 //   acme_device::native_calls() -> int                   calls of the native operators so far
@@ -275,10 +275,9 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
       device_of(grad_output, self, target));
 }
 
-// Natively, not only for speed: PyTorch 1.13's schema does not mark running_mean and running_var
-// as written (its _native_batch_norm_legit of 2.x does), so through the CPU fallback, which
-// writes back what the schema marks, a training call would lose their update. Here the CPU
-// kernel updates them in place on their host views, which are this device's memory.
+// The CPU kernel updates running_mean and running_var in place on their host views, which are
+// this device's memory: no copy and no write-back (the CPU fallback writes them back, Note
+// [Unannotated writes], since PyTorch 1.13's schema does not mark them as written).
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input,
                                                      const std::optional<Tensor>& weight,
                                                      const std::optional<Tensor>& bias,
