@@ -10,7 +10,7 @@
 namespace opd {
 namespace {
 
-// device_type_name() hands out `const char*` while the PrivateUse1 name is only known at run
+// device_type_name() hands out `const char*` while a vendor slot's name is only known at run
 // time, so the names it has returned are kept here for the life of the process. The set is
 // leaked on purpose: callers may print a device from a static destructor.
 const char* intern(std::string name) {
@@ -24,8 +24,8 @@ DeviceType parse_type(std::string_view name) {
   if (name == "cpu") return DeviceType::CPU;
   if (name == "cuda") return DeviceType::CUDA;
   if (name == "meta") return DeviceType::Meta;
-  if (name == "privateuseone" || name == privateuse1_backend_name()) return DeviceType::PrivateUse1;
-  // PyTorch lists its built-in names only; the registered PrivateUse1 name is not among them.
+  if (auto slot = privateuse_slot_named(name)) return *slot;
+  // PyTorch lists its built-in names only; the registered vendor names are not among them.
   throw ValueError(fmt::format(
       "Expected one of cpu, cuda, meta, privateuseone device type at start of device string: {}",
       name));
@@ -42,7 +42,9 @@ const char* device_type_name(DeviceType t) {
     case DeviceType::Meta:
       return "meta";
     case DeviceType::PrivateUse1:
-      return intern(privateuse1_backend_name());
+    case DeviceType::PrivateUse2:
+    case DeviceType::PrivateUse3:
+      return intern(privateuse_backend_name(t));
   }
   return "unknown";
 }

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <mutex>
 
 #include "opd/error.h"
+#include "opd/thread_annotations.h"
 
 namespace opd {
 namespace {
@@ -15,13 +15,20 @@ constexpr std::array<const char*, kNumDispatchKeys> kKeyNames = {
     "CPU",
     "CUDA",
     "PrivateUse1",
+    "PrivateUse2",
+    "PrivateUse3",
     "Meta",
+    "Python",
+    "Functionalize",
     "ADInplaceOrView",
     "AutogradCPU",
     "AutogradCUDA",
     "AutogradPrivateUse1",
+    "AutogradPrivateUse2",
+    "AutogradPrivateUse3",
     "AutogradMeta",
     "Tracer",
+    "PythonTLSSnapshot",
     "Dense",
     "AutogradFunctionality",
     "Autograd",
@@ -30,16 +37,28 @@ constexpr std::array<const char*, kNumDispatchKeys> kKeyNames = {
     "CompositeExplicitAutogradNonFunctional",
 };
 
-std::mutex privateuse1_mutex;
-std::string privateuse1_name;  // empty until registered; guarded by privateuse1_mutex
+constexpr int kNumSlots = 3;
+constexpr std::array<const char*, kNumSlots> kDefaultSlotNames = {"privateuseone", "privateusetwo",
+                                                                  "privateusethree"};
+
+// The vendor slots' registered names; empty until registered.
+struct SlotNames {
+  Mutex mutex;
+  std::array<std::string, kNumSlots> names OPD_GUARDED_BY(mutex);
+};
+SlotNames& slot_names() {
+  static SlotNames* s = new SlotNames();  // leaked: names are read from static destructors
+  return *s;
+}
+int slot_index(DeviceType slot) {
+  OPD_CHECK_T(ValueError, is_privateuse(slot), "device type {} is not a vendor slot",
+              static_cast<int>(slot));
+  return static_cast<int>(slot) - static_cast<int>(DeviceType::PrivateUse1);
+}
 
 std::string upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
   return s;
-}
-
-bool is_privateuse1_key(DispatchKey k) {
-  return k == DispatchKey::PrivateUse1 || k == DispatchKey::AutogradPrivateUse1;
 }
 
 }  // namespace
@@ -53,7 +72,9 @@ std::optional<DispatchKey> try_parse_dispatch_key(std::string_view name) {
   for (size_t i = 0; i < kKeyNames.size(); ++i) {
     if (name == kKeyNames[i]) return static_cast<DispatchKey>(i);
   }
-  for (auto k : {DispatchKey::PrivateUse1, DispatchKey::AutogradPrivateUse1}) {
+  for (auto k : {DispatchKey::PrivateUse1, DispatchKey::PrivateUse2, DispatchKey::PrivateUse3,
+                 DispatchKey::AutogradPrivateUse1, DispatchKey::AutogradPrivateUse2,
+                 DispatchKey::AutogradPrivateUse3}) {
     if (name == display_name(k)) return k;
   }
   return std::nullopt;
@@ -78,29 +99,49 @@ void register_privateuse1_backend(std::string_view name) {
                 "the built-in device '{}' (built-in devices: cpu, cuda, meta)",
                 name, b);
   }
-  std::lock_guard lock(privateuse1_mutex);
-  if (privateuse1_name == name) return;
-  OPD_CHECK_T(ValueError, privateuse1_name.empty(),
+  SlotNames& s = slot_names();
+  MutexLock lock(s.mutex);
+  std::string& held = s.names[0];
+  if (held == name) return;
+  OPD_CHECK_T(ValueError, held.empty(),
               "register_privateuse1_backend: the PrivateUse1 backend is already named '{}'; it "
               "cannot be renamed to '{}'",
-              privateuse1_name, name);
-  privateuse1_name = name;
+              held, name);
+  held = name;
 }
 
-std::string privateuse1_backend_name() {
-  std::lock_guard lock(privateuse1_mutex);
-  return privateuse1_name.empty() ? "privateuseone" : privateuse1_name;
+std::string privateuse1_backend_name() { return privateuse_backend_name(DeviceType::PrivateUse1); }
+
+std::string privateuse_backend_name(DeviceType slot) {
+  const int i = slot_index(slot);
+  SlotNames& s = slot_names();
+  MutexLock lock(s.mutex);
+  return s.names[i].empty() ? kDefaultSlotNames[i] : s.names[i];
+}
+
+std::optional<DeviceType> privateuse_slot_named(std::string_view name) {
+  SlotNames& s = slot_names();
+  MutexLock lock(s.mutex);
+  for (int i = 0; i < kNumSlots; ++i) {
+    if (name == kDefaultSlotNames[i] || (!s.names[i].empty() && name == s.names[i])) {
+      return static_cast<DeviceType>(static_cast<int>(DeviceType::PrivateUse1) + i);
+    }
+  }
+  return std::nullopt;
 }
 
 std::string display_name(DispatchKey key) {
-  if (!is_privateuse1_key(key)) return to_string(key);
+  const std::optional<DeviceType> slot = privateuse_slot_of(key);
+  if (!slot) return to_string(key);
   std::string backend;
   {
-    std::lock_guard lock(privateuse1_mutex);
-    if (privateuse1_name.empty()) return to_string(key);
-    backend = upper(privateuse1_name);
+    SlotNames& s = slot_names();
+    MutexLock lock(s.mutex);
+    const std::string& name = s.names[slot_index(*slot)];
+    if (name.empty()) return to_string(key);
+    backend = upper(name);
   }
-  return key == DispatchKey::PrivateUse1 ? backend : "Autograd" + backend;
+  return is_backend_key(key) ? backend : "Autograd" + backend;
 }
 
 }  // namespace opd

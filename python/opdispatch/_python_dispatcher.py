@@ -19,8 +19,9 @@ rules can be read in one place and checked against the dispatcher
 (tests/python/test_python_dispatcher.py compares the two for every combination of keys).
 
 The keys are opdispatch's, not torch's (which has FPGA, XLA, Lazy and AutogradOther, absent
-here): CPU and CUDA have autograd kernels in the autograd plugin, PrivateUse1 is a vendor's
-out-of-tree backend (torch's XLA), Meta computes shapes only. Alias keys: Autograd (every
+here): CPU and CUDA have autograd kernels in the autograd plugin, PrivateUse1..3 are vendors'
+out-of-tree backends (torch's XLA), Meta computes shapes only; Python, Functionalize and
+PythonTLSSnapshot are the wrapper layers' keys, filled by their fallbacks. Alias keys: Autograd (every
 Autograd<Backend>), CompositeExplicitAutograd and CompositeExplicitAutogradNonFunctional (every
 backend), CompositeImplicitAutograd (every backend and every Autograd<Backend>).
 """
@@ -33,12 +34,13 @@ __all__ = ["PythonDispatcher", "compute_dispatch_table", "BACKEND_KEYS", "AUTOGR
            "TABLE_KEYS"]
 
 # opdispatch's backends and their autograd keys (plugin_api/include/opd/dispatch_key.h).
-BACKEND_KEYS = ["CPU", "CUDA", "PrivateUse1", "Meta"]
+BACKEND_KEYS = ["CPU", "CUDA", "PrivateUse1", "PrivateUse2", "PrivateUse3", "Meta"]
 AUTOGRAD_KEYS = {"AutogradCPU": "CPU", "AutogradCUDA": "CUDA",
-                 "AutogradPrivateUse1": "PrivateUse1", "AutogradMeta": "Meta"}
+                 "AutogradPrivateUse1": "PrivateUse1", "AutogradPrivateUse2": "PrivateUse2",
+                 "AutogradPrivateUse3": "PrivateUse3", "AutogradMeta": "Meta"}
 # Every entry of a computed table, in the order _dispatch_dump_table prints them.
-TABLE_KEYS = (["Undefined"] + BACKEND_KEYS + ["ADInplaceOrView"] + list(AUTOGRAD_KEYS) +
-              ["Tracer"])
+TABLE_KEYS = (["Undefined"] + BACKEND_KEYS + ["Python", "Functionalize", "ADInplaceOrView"] +
+              list(AUTOGRAD_KEYS) + ["Tracer", "PythonTLSSnapshot"])
 
 _CIA = "CompositeImplicitAutograd"
 _CEA = "CompositeExplicitAutograd"

@@ -71,7 +71,9 @@ TEST(DispatchKeySet, SetAlgebra) {
   EXPECT_TRUE((a | b).is_superset_of(a));
   EXPECT_TRUE(a.has_any(b));
   EXPECT_EQ(a.remove(DK::CPU), DispatchKeySet(DK::Tracer));
-  EXPECT_EQ(keys_below(DK::ADInplaceOrView), kBackendKeySet);
+  EXPECT_EQ(keys_below(DK::Python), kBackendKeySet);
+  EXPECT_EQ(keys_below(DK::ADInplaceOrView),
+            kBackendKeySet | DispatchKeySet(DK::Python) | DispatchKeySet(DK::Functionalize));
 }
 
 TEST(DispatchKeySet, TensorKeySetCarriesAutogradAndInplaceKeys) {

@@ -51,7 +51,7 @@ def test_a_default_plugin_that_fails_is_a_runtime_warning_naming_it(python, tmp_
     manifest.write_text(
         "plugin: broken\n"
         "version: 0.1.0\n"
-        "abi: 3\n"
+        "abi: 4\n"
         "library: libopd_broken.so\n"
         "dispatch_keys: [CPU]\n"
         "load: default\n"

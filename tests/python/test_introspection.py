@@ -49,7 +49,8 @@ def test_print_registrations_for_a_dispatch_key(capsys):
 
 def test_an_unknown_dispatch_key_is_torchs_runtime_error():
     message = (r"^could not parse dispatch key: NoSuchKey; the keys are Undefined, CPU, CUDA, "
-               r"PrivateUse1, Meta, ADInplaceOrView, .*, CompositeImplicitAutograd, ")
+               r"PrivateUse1, PrivateUse2, PrivateUse3, Meta, Python, Functionalize, "
+               r"ADInplaceOrView, .*, PythonTLSSnapshot, .*, CompositeImplicitAutograd, ")
     with pytest.raises(RuntimeError, match=message):
         _C._dispatch_get_registrations_for_dispatch_key("NoSuchKey")
     with pytest.raises(RuntimeError, match=message):

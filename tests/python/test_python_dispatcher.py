@@ -81,12 +81,14 @@ def test_the_model_follows_the_backend_fallbacks():
 
 def test_the_model_covers_every_entry_of_the_real_table():
     # Every runtime key of a full table, in the dispatcher's order: the model knows them all.
-    keys = ["CPU", "CUDA", "PrivateUse1", "Meta", "ADInplaceOrView", "AutogradCPU",
-            "AutogradCUDA", "AutogradPrivateUse1", "AutogradMeta", "Tracer"]
+    keys = ["CPU", "CUDA", "PrivateUse1", "PrivateUse2", "PrivateUse3", "Meta", "Python",
+            "Functionalize", "ADInplaceOrView", "AutogradCPU", "AutogradCUDA",
+            "AutogradPrivateUse1", "AutogradPrivateUse2", "AutogradPrivateUse3", "AutogradMeta",
+            "Tracer", "PythonTLSSnapshot"]
     table = real_table(keys + ["CompositeImplicitAutograd"])
     assert [line.split(":")[0] for line in table.splitlines()] == ["Undefined"] + keys
     assert TABLE_KEYS == ["Undefined"] + keys
-    assert BACKEND_KEYS == ["CPU", "CUDA", "PrivateUse1", "Meta"]
+    assert BACKEND_KEYS == ["CPU", "CUDA", "PrivateUse1", "PrivateUse2", "PrivateUse3", "Meta"]
 
 
 def test_dispatch_table_as_torch_formats_it(dispatcher):

@@ -261,8 +261,9 @@ RegistrationHandle Dispatcher::register_impl(OperatorName name, std::optional<Di
             "to a runtime key ({}) or an alias key",
             name.to_string(), to_string(k),
             k == DispatchKey::Dense
-                ? "CPU, CUDA, PrivateUse1, Meta"
-                : "AutogradCPU, AutogradCUDA, AutogradPrivateUse1, AutogradMeta");
+                ? "CPU, CUDA, PrivateUse1, PrivateUse2, PrivateUse3, Meta"
+                : "AutogradCPU, AutogradCUDA, AutogradPrivateUse1, AutogradPrivateUse2, "
+                  "AutogradPrivateUse3, AutogradMeta");
   OPD_CHECK(kernel.is_valid(), "{}: the kernel registered at {} is empty", name.to_string(), debug);
   opd_plugin_context* ctx = detail::current_registration_context();
   if (ctx) debug += ctx->suffix;

@@ -271,12 +271,13 @@ Library& Library::device_guard(std::shared_ptr<const DeviceGuardImpl> impl,
             "OPD_LIBRARY_IMPL(_, <backend>, m) block ({})",
             site);
   const DispatchKey key = *key_;
-  OPD_CHECK(key == DispatchKey::CUDA || key == DispatchKey::PrivateUse1,
-            "device_guard(...): {} has no devices to guard (only CUDA and PrivateUse1 have "
-            "several) ({})",
+  const std::optional<DeviceType> slot = privateuse_slot_of(key);
+  OPD_CHECK(key == DispatchKey::CUDA || (slot && is_backend_key(key)),
+            "device_guard(...): {} has no devices to guard (only CUDA and the vendor slots "
+            "PrivateUse1..3 have several) ({})",
             to_string(key), site);
   detail::check_declared_key(key, "a device guard");
-  const DeviceType type = key == DispatchKey::CUDA ? DeviceType::CUDA : DeviceType::PrivateUse1;
+  const DeviceType type = key == DispatchKey::CUDA ? DeviceType::CUDA : *slot;
   registrations_.push_back(register_device_guard(type, std::move(impl), site));
   return *this;
 }

@@ -33,7 +33,7 @@ ScopedRegistrationContext::~ScopedRegistrationContext() { current = previous_; }
 //   - a declared key allows itself, runtime or alias (Autograd, CompositeImplicitAutograd,
 //     CompositeExplicitAutograd(NonFunctional) must be declared by name: an alias fills the
 //     tables of every backend, so no backend key implies one);
-//   - a declared backend (CPU, CUDA, PrivateUse1, Meta) also allows its own autograd key
+//   - a declared backend (CPU, CUDA, PrivateUse1..3, Meta) also allows its own autograd key
 //     (AutogradCPU, ...), as PyTorch's out-of-tree backends register AutogradPrivateUse1;
 //   - a declared Autograd (alias) or AutogradFunctionality allows every per-backend autograd key,
 //     a declared Dense every backend key.

@@ -15,8 +15,8 @@
 
 namespace opd {
 
-// The device's name as PyTorch prints it: "cpu", "cuda", "meta", and for PrivateUse1 the name
-// given to register_privateuse1_backend() ("npu"), "privateuseone" before that. The pointer
+// The device's name as PyTorch prints it: "cpu", "cuda", "meta", and for a vendor slot the name
+// its plugin registered ("npu"), "privateuseone" (two, three) before that. The pointer
 // stays valid for the life of the process. Thread-safe.
 OPD_API const char* device_type_name(DeviceType t);
 
@@ -28,8 +28,8 @@ struct Device {
 
   // Throws ValueError for an index below -1 or a CPU index above 0.
   constexpr Device(DeviceType t, int8_t i = -1) : type(t), index(i) { validate(); }
-  // Parses "cpu", "cuda", "cuda:1", "meta", "privateuseone:0" and the registered PrivateUse1
-  // name ("npu:1"), as torch.device(str) does. Throws ValueError:
+  // Parses "cpu", "cuda", "cuda:1", "meta", "privateuseone:0" ("privateusetwo", "privateusethree")
+  // and the vendor slots' registered names ("npu:1"), as torch.device(str) does. Throws ValueError:
   //   "Device string must not be empty"
   //   "Invalid device string: 'cuda:x'"
   //   "Expected one of cpu, cuda, meta, privateuseone device type at start of device string: foo"
@@ -43,6 +43,8 @@ struct Device {
   bool is_cuda() const { return type == DeviceType::CUDA; }
   bool is_meta() const { return type == DeviceType::Meta; }
   bool is_privateuse1() const { return type == DeviceType::PrivateUse1; }
+  // On any of the three vendor slots.
+  bool is_privateuse() const { return opd::is_privateuse(type); }
 
   // "cpu", "cuda:0", "meta", "npu:1": the form Device(std::string_view) parses.
   OPD_API std::string str() const;

@@ -13,15 +13,23 @@ namespace opd {
 // Note [Key layout]
 // PyTorch splits a key set into backend bits and functionality bits, so that a per-backend
 // functionality (Dense, AutogradFunctionality) costs one bit whatever the number of backends.
-// opdispatch has four backends and two per-backend functionalities, so every runtime key gets a
+// opdispatch has six backends and two per-backend functionalities, so every runtime key gets a
 // bit of its own: the set stays one 64-bit word, the highest-priority key is one count of leading
 // zeros, the runtime-table index *is* that bit position, and a fallthrough on AutogradCPU can be
 // masked without touching AutogradCUDA (PyTorch needs a per-backend bitset for that).
-// Runtime key k (k >= 1) is bit k-1; keys are declared in ascending priority.
+// Runtime key k (k >= 1) is bit k-1; keys are declared in ascending priority, in PyTorch's
+// relative order:
+//   the backends (CPU, CUDA, the three vendor slots PrivateUse1..3, Meta)
+//   < Python (tensor subclasses and TorchDispatchMode: the Python package's fallback)
+//   < Functionalize (the functionalize plugin)
+//   < ADInplaceOrView < the autograd keys, one per backend < Tracer
+//   < PythonTLSSnapshot (snapshots the Python dispatch state before any other layer runs).
+// 18 runtime keys use 18 of the 64 bits. Renumbering a key is a plugin ABI major bump
+// (Note [Plugin ABI]): plugins compile key numbers into their registrations.
 
 // Backend components, in ascending priority. Meta is last so that Meta in TLS wins.
-enum class BackendComponent : uint8_t { CPU, CUDA, PrivateUse1, Meta };
-inline constexpr int kNumBackends = 4;
+enum class BackendComponent : uint8_t { CPU, CUDA, PrivateUse1, PrivateUse2, PrivateUse3, Meta };
+inline constexpr int kNumBackends = 6;
 
 enum class DispatchKey : uint8_t {
   Undefined = 0,
@@ -30,14 +38,23 @@ enum class DispatchKey : uint8_t {
   CPU,
   CUDA,
   PrivateUse1,
+  PrivateUse2,
+  PrivateUse3,
   Meta,
+  // Python dispatch: tensor subclasses with __torch_dispatch__ and TorchDispatchMode.
+  Python,
+  Functionalize,
   ADInplaceOrView,
   // AutogradFunctionality, one per backend.
   AutogradCPU,
   AutogradCUDA,
   AutogradPrivateUse1,
+  AutogradPrivateUse2,
+  AutogradPrivateUse3,
   AutogradMeta,
   Tracer,
+  // Restores the Python dispatch state a call started with (PyTorch's PythonTLSSnapshot).
+  PythonTLSSnapshot,
   EndOfRuntimeKeys,
   // --- functionality keys that exist once per backend; they name all their runtime keys ---
   Dense = EndOfRuntimeKeys,
@@ -64,7 +81,7 @@ constexpr bool is_alias_key(DispatchKey k) {
 constexpr bool is_per_backend_functionality_key(DispatchKey k) {
   return k == DispatchKey::Dense || k == DispatchKey::AutogradFunctionality;
 }
-// True for CPU, CUDA, PrivateUse1, Meta: the keys backend kernels are registered to.
+// True for CPU, CUDA, PrivateUse1..3, Meta: the keys backend kernels are registered to.
 constexpr bool is_backend_key(DispatchKey k) {
   return k >= DispatchKey::CPU && k <= DispatchKey::Meta;
 }
@@ -92,6 +109,10 @@ constexpr BackendComponent backend_of(DeviceType t) {
       return BackendComponent::Meta;
     case DeviceType::PrivateUse1:
       return BackendComponent::PrivateUse1;
+    case DeviceType::PrivateUse2:
+      return BackendComponent::PrivateUse2;
+    case DeviceType::PrivateUse3:
+      return BackendComponent::PrivateUse3;
   }
   return BackendComponent::CPU;
 }
@@ -102,12 +123,27 @@ constexpr DispatchKey autograd_key_for(BackendComponent b) {
   return to_runtime_key(DispatchKey::AutogradFunctionality, b);
 }
 
+// The vendor slot (DeviceType::PrivateUse1..3) of a PrivateUse or AutogradPrivateUse key.
+constexpr std::optional<DeviceType> privateuse_slot_of(DispatchKey k) {
+  if (k >= DispatchKey::PrivateUse1 && k <= DispatchKey::PrivateUse3) {
+    return static_cast<DeviceType>(
+        static_cast<int>(DeviceType::PrivateUse1) +
+        (static_cast<int>(k) - static_cast<int>(DispatchKey::PrivateUse1)));
+  }
+  if (k >= DispatchKey::AutogradPrivateUse1 && k <= DispatchKey::AutogradPrivateUse3) {
+    return static_cast<DeviceType>(
+        static_cast<int>(DeviceType::PrivateUse1) +
+        (static_cast<int>(k) - static_cast<int>(DispatchKey::AutogradPrivateUse1)));
+  }
+  return std::nullopt;
+}
+
 // The key's name, as PyTorch prints it ("CPU", "AutogradCPU", "CompositeImplicitAutograd").
-// Keys of the PrivateUse1 slot keep their canonical names here; messages meant for users may
-// substitute the registered backend name (see privateuse1_backend_name()).
+// Keys of the vendor slots keep their canonical names here; messages meant for users may
+// substitute the registered backend name (see display_name()).
 OPD_API const char* to_string(DispatchKey k);
-// Parses a key name. Also accepts the PrivateUse1 names spelled with the registered backend
-// name ("NPU", "AutogradNPU"). Throws ValueError naming the text when nothing matches.
+// Parses a key name. Also accepts a vendor slot's keys spelled with its registered backend name
+// ("NPU", "AutogradNPU"). Throws ValueError naming the text when nothing matches.
 OPD_API DispatchKey parse_dispatch_key(std::string_view name);
 OPD_API std::optional<DispatchKey> try_parse_dispatch_key(std::string_view name);
 
@@ -117,7 +153,12 @@ OPD_API std::optional<DispatchKey> try_parse_dispatch_key(std::string_view name)
 OPD_API void register_privateuse1_backend(std::string_view name);
 // The registered name, or "privateuseone" before any registration. Thread-safe.
 OPD_API std::string privateuse1_backend_name();
-// `key`'s name for messages: PrivateUse1 keys spelled with the backend name in upper case, as
+// The name of vendor slot `slot` (DeviceType::PrivateUse1..3): the registered one, or
+// "privateuseone", "privateusetwo", "privateusethree" while the slot is unnamed. Thread-safe.
+OPD_API std::string privateuse_backend_name(DeviceType slot);
+// The vendor slot whose name (registered or default) is `name`, if any. Thread-safe.
+OPD_API std::optional<DeviceType> privateuse_slot_named(std::string_view name);
+// `key`'s name for messages: a vendor slot's keys spelled with its backend name in upper case, as
 // PyTorch does ("NPU", "AutogradNPU"); other keys as to_string().
 OPD_API std::string display_name(DispatchKey key);
 

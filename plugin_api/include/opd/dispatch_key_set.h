@@ -76,11 +76,17 @@ inline constexpr DispatchKeySet kFullKeySet =
 // The Dense keys of every backend.
 inline constexpr DispatchKeySet kBackendKeySet =
     key_bit(DispatchKey::CPU) | key_bit(DispatchKey::CUDA) | key_bit(DispatchKey::PrivateUse1) |
+    key_bit(DispatchKey::PrivateUse2) | key_bit(DispatchKey::PrivateUse3) |
     key_bit(DispatchKey::Meta);
 // AutogradFunctionality for every backend: what AutoDispatchBelowAutograd excludes.
 inline constexpr DispatchKeySet kAutogradKeySet =
     key_bit(DispatchKey::AutogradCPU) | key_bit(DispatchKey::AutogradCUDA) |
-    key_bit(DispatchKey::AutogradPrivateUse1) | key_bit(DispatchKey::AutogradMeta);
+    key_bit(DispatchKey::AutogradPrivateUse1) | key_bit(DispatchKey::AutogradPrivateUse2) |
+    key_bit(DispatchKey::AutogradPrivateUse3) | key_bit(DispatchKey::AutogradMeta);
+// The keys of Python dispatch: a tensor subclass carries both, and an active TorchDispatchMode
+// adds both to the thread's included keys (PyTorch's python_ks).
+inline constexpr DispatchKeySet kPythonKeySet =
+    key_bit(DispatchKey::Python) | key_bit(DispatchKey::PythonTLSSnapshot);
 
 // All keys strictly below `k` in priority: what redispatching "past k" keeps.
 constexpr DispatchKeySet keys_below(DispatchKey k) {

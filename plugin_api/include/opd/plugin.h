@@ -64,8 +64,13 @@
 // side), opd::embedding_renorm_; additions only.
 // 3.9: device guards (opd/device_guard.h: register_device_guard, device_guard_impl,
 // ensure_has_index, Library::device_guard); additions only.
-#define OPD_PLUGIN_ABI_MAJOR 3
-#define OPD_PLUGIN_ABI_MINOR 9
+// 4.0: the key layout of the wrapper layers and the vendor slots (Note [Key layout]): the
+// dispatch keys PrivateUse2, PrivateUse3 with their autograd keys, Python, Functionalize and
+// PythonTLSSnapshot renumber every key above CUDA, and DeviceType gains PrivateUse2 and
+// PrivateUse3. The vendor slots' names (privateuse_backend_name, privateuse_slot_named). 3.x
+// plugins do not load.
+#define OPD_PLUGIN_ABI_MAJOR 4
+#define OPD_PLUGIN_ABI_MINOR 0
 #define OPD_STRINGIFY_IMPL(x) #x
 #define OPD_STRINGIFY(x) OPD_STRINGIFY_IMPL(x)
 

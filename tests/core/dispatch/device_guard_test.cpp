@@ -120,7 +120,7 @@ TEST(DeviceGuard, OnlyABackendWithDevicesTakesAGuard) {
     FAIL() << "a CPU guard was accepted";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("device_guard(...): CPU has no devices to guard (only CUDA "
-                                    "and PrivateUse1 have several)"));
+                                    "and the vendor slots PrivateUse1..3 have several)"));
   }
   Library ops(Library::IMPL, "aten", DispatchKey::PrivateUse1);
   try {

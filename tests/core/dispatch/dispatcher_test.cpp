@@ -690,7 +690,8 @@ TEST(DispatcherPrecedence, MissingEntriesAreAbsentFromTheTable) {
   EXPECT_EQ(table(foo),
             "CPU: " + cpu.site + " [kernel]\n" + "ADInplaceOrView: " + kCoreFallthrough + "\n" +
                 "AutogradCPU: " + kCoreFallthrough + "\n" + "AutogradCUDA: " + kCoreFallthrough +
-                "\n" + "AutogradPrivateUse1: " + kCoreFallthrough + "\n" +
+                "\n" + "AutogradPrivateUse1: " + kCoreFallthrough + "\n" + "AutogradPrivateUse2: " +
+                kCoreFallthrough + "\n" + "AutogradPrivateUse3: " + kCoreFallthrough + "\n" +
                 "AutogradMeta: " + kCoreFallthrough + "\n");
 }
 
@@ -926,10 +927,13 @@ TEST(DispatcherErrors, MissingKernelNamesBackendAvailableKeysAndTable) {
     } catch (const NotImplementedError& e) {
       EXPECT_THAT(e.msg(), StartsWith("Could not run 'test_dispatcher_missing::foo' with arguments "
                                       "from the 'CUDA' backend. "));
-      EXPECT_THAT(e.msg(), HasSubstr("'test_dispatcher_missing::foo' is only available for these "
-                                     "backends: [CPU, ADInplaceOrView, AutogradCPU, AutogradCUDA, "
-                                     "AutogradPrivateUse1, AutogradMeta].\n\n" +
-                                     t));
+      EXPECT_THAT(
+          e.msg(),
+          HasSubstr(
+              "'test_dispatcher_missing::foo' is only available for these "
+              "backends: [CPU, ADInplaceOrView, AutogradCPU, AutogradCUDA, "
+              "AutogradPrivateUse1, AutogradPrivateUse2, AutogradPrivateUse3, AutogradMeta].\n\n" +
+              t));
       EXPECT_THAT(e.msg(), EndsWith(t));
     }
   }
@@ -946,7 +950,8 @@ TEST(DispatcherErrors, MissingKernelNamesTheOverload) {
                                     "arguments from the 'Meta' backend."));
     EXPECT_THAT(e.msg(),
                 HasSubstr("is only available for these backends: [ADInplaceOrView, "
-                          "AutogradCPU, AutogradCUDA, AutogradPrivateUse1, AutogradMeta]."));
+                          "AutogradCPU, AutogradCUDA, AutogradPrivateUse1, AutogradPrivateUse2, "
+                          "AutogradPrivateUse3, AutogradMeta]."));
   }
 }
 
@@ -967,7 +972,8 @@ TEST(DispatcherErrorsDeathTest, MissingKernelSpellsPrivateUse1WithTheBackendName
       ok = ok && e.msg().find("with arguments from the 'NPU' backend") != std::string::npos &&
            e.msg().find(
                "only available for these backends: [CPU, ADInplaceOrView, AutogradCPU, "
-               "AutogradCUDA, AutogradNPU, AutogradMeta].") != std::string::npos;
+               "AutogradCUDA, AutogradNPU, AutogradPrivateUse2, AutogradPrivateUse3, "
+               "AutogradMeta].") != std::string::npos;
       std::_Exit(ok ? 0 : 1);
     }
     std::_Exit(2);
@@ -989,7 +995,7 @@ TEST(DispatcherErrors, CallWithoutTensorsAndNoCompositeKernelExplainsTheMissingF
            ".  This usually means that this function requires a non-empty list of Tensors, or "
            "that you (the operator writer) forgot to register a fallback function.  Available "
            "functions are [CPU, ADInplaceOrView, AutogradCPU, AutogradCUDA, AutogradPrivateUse1, "
-           "AutogradMeta].\n\n" +
+           "AutogradPrivateUse2, AutogradPrivateUse3, AutogradMeta].\n\n" +
            table(op);
   };
   try {
@@ -1447,7 +1453,8 @@ TEST(Dispatcher, KernelsForPerBackendFunctionalityKeysAreRefused) {
     FAIL() << "expected Error";
   } catch (const Error& e) {
     EXPECT_THAT(e.msg(), ::testing::HasSubstr("cannot register a kernel to Dense"));
-    EXPECT_THAT(e.msg(), ::testing::HasSubstr("CPU, CUDA, PrivateUse1, Meta"));
+    EXPECT_THAT(e.msg(),
+                ::testing::HasSubstr("CPU, CUDA, PrivateUse1, PrivateUse2, PrivateUse3, Meta"));
   }
   EXPECT_THROW(lib.impl("f", DispatchKey::AutogradFunctionality, [](const Tensor& x) { return x; }),
                Error);

@@ -408,15 +408,15 @@ TEST(Library, FallbackOnAnAliasKeyExpandsToItsRuntimeKeys) {
   {
     Library fb(Library::IMPL, "_", DK::CompositeExplicitAutograd);
     fb.fallback(CppFunction(&boxed_noop), loc);
-    EXPECT_EQ(fb.registration_count(), 4u);
+    EXPECT_EQ(fb.registration_count(), 6u);
     std::string table = find("test_library_fb_alias::foo")->dump_computed_table();
-    for (DK k : {DK::CPU, DK::CUDA, DK::PrivateUse1, DK::Meta}) {
+    for (DK k : {DK::CPU, DK::CUDA, DK::PrivateUse1, DK::PrivateUse2, DK::PrivateUse3, DK::Meta}) {
       EXPECT_EQ(dispatcher().fallback_debug(k), at(loc)) << to_string(k);
       EXPECT_THAT(table, HasSubstr(display_name(k) + ": " + at(loc) + " [backend fallback]\n"));
     }
     EXPECT_FALSE(dispatcher().fallback_debug(DK::Undefined).has_value());
   }
-  for (DK k : {DK::CPU, DK::CUDA, DK::PrivateUse1, DK::Meta}) {
+  for (DK k : {DK::CPU, DK::CUDA, DK::PrivateUse1, DK::PrivateUse2, DK::PrivateUse3, DK::Meta}) {
     EXPECT_FALSE(dispatcher().fallback_debug(k).has_value()) << to_string(k);
   }
 }
@@ -424,7 +424,7 @@ TEST(Library, FallbackOnAnAliasKeyExpandsToItsRuntimeKeys) {
 TEST(Library, FallbackOnAFunctionalityKeyExpandsToEveryBackend) {
   Library fb(Library::IMPL, "_", DK::Dense);
   fb.fallback(CppFunction(&boxed_noop));
-  EXPECT_EQ(fb.registration_count(), 4u);
+  EXPECT_EQ(fb.registration_count(), 6u);
   EXPECT_TRUE(dispatcher().fallback_debug(DK::Meta).has_value());
 }
 

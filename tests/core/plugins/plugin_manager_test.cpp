@@ -306,7 +306,7 @@ TEST_F(PluginManagerTest, ListingReadsManifestsOnly) {
   dir.copy_fixture("not_elf");
   fs::path poison = dir.copy(plugin_dir() / "poison" / "libopd_poison.so");
   TempDir::write(dir.path() / "poison.yaml",
-                 "plugin: poison\nversion: 0.1.0\nabi: 3\nlibrary: libopd_poison.so\nsha256: " +
+                 "plugin: poison\nversion: 0.1.0\nabi: 4\nlibrary: libopd_poison.so\nsha256: " +
                      sha256_of_file(poison) + "\ndescription: Aborts when mapped\n");
   TempDir::write(dir.path() / "broken.yaml", "plugin: [unterminated\n");
   ScopedEnv path("OPD_PLUGIN_PATH", dir.path().string());

@@ -65,7 +65,7 @@ INSTANTIATE_TEST_SUITE_P(
         BrokenManifest{"bad_load",
                        ":5:7: ", "'load' must be 'default' or 'on-demand', not 'always'"},
         BrokenManifest{"abi_next", ":3: ",
-                       "the manifest says plugin ABI 4, but this opdispatch supports ABI 3"},
+                       "the manifest says plugin ABI 5, but this opdispatch supports ABI 4"},
         BrokenManifest{"name_mismatch",
                        ":1: ", "the manifest names plugin 'impostor' but the library is 'good'"}),
     [](const ::testing::TestParamInfo<BrokenManifest>& info) {
