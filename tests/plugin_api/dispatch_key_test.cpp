@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <iterator>
+
 #include "opd/error.h"
 
 namespace opd {
@@ -52,6 +54,53 @@ TEST(DispatchKey, PerBackendRuntimeKeys) {
   EXPECT_EQ(backend_of(DispatchKey::PrivateUse1), BackendComponent::PrivateUse1);
   EXPECT_EQ(backend_key_for(DeviceType::Meta), DispatchKey::Meta);
   EXPECT_EQ(autograd_key_for(BackendComponent::CPU), DispatchKey::AutogradCPU);
+}
+
+// PyTorch's relative order (Note [Key layout]): the wrapper layers above the backends, Python
+// below Functionalize below ADInplaceOrView below Autograd, PythonTLSSnapshot above everything.
+TEST(DispatchKey, WrapperKeysFollowPyTorchsPrecedence) {
+  using K = DispatchKey;
+  const K ascending[] = {K::CPU,
+                         K::CUDA,
+                         K::PrivateUse1,
+                         K::PrivateUse2,
+                         K::PrivateUse3,
+                         K::Meta,
+                         K::Python,
+                         K::Functionalize,
+                         K::ADInplaceOrView,
+                         K::AutogradCPU,
+                         K::AutogradCUDA,
+                         K::AutogradPrivateUse1,
+                         K::AutogradPrivateUse2,
+                         K::AutogradPrivateUse3,
+                         K::AutogradMeta,
+                         K::Tracer,
+                         K::PythonTLSSnapshot};
+  static_assert(std::size(ascending) == kNumRuntimeEntries - 1);
+  for (size_t i = 0; i < std::size(ascending); ++i) {
+    EXPECT_EQ(static_cast<int>(ascending[i]), static_cast<int>(i) + 1) << to_string(ascending[i]);
+  }
+  for (K k : {K::Python, K::Functionalize, K::PythonTLSSnapshot}) {
+    EXPECT_TRUE(is_runtime_key(k));
+    EXPECT_FALSE(is_backend_key(k) || is_autograd_key(k) || is_alias_key(k)) << to_string(k);
+    EXPECT_EQ(parse_dispatch_key(to_string(k)), k);
+  }
+  EXPECT_STREQ(to_string(K::PythonTLSSnapshot), "PythonTLSSnapshot");
+}
+
+TEST(DispatchKey, EveryVendorSlotIsABackendWithItsAutogradKey) {
+  using K = DispatchKey;
+  EXPECT_EQ(backend_key_for(DeviceType::PrivateUse2), K::PrivateUse2);
+  EXPECT_EQ(backend_key_for(DeviceType::PrivateUse3), K::PrivateUse3);
+  EXPECT_EQ(autograd_key_for(BackendComponent::PrivateUse3), K::AutogradPrivateUse3);
+  EXPECT_EQ(backend_of(K::AutogradPrivateUse2), BackendComponent::PrivateUse2);
+  EXPECT_EQ(privateuse_slot_of(K::PrivateUse3), DeviceType::PrivateUse3);
+  EXPECT_EQ(privateuse_slot_of(K::AutogradPrivateUse2), DeviceType::PrivateUse2);
+  EXPECT_FALSE(privateuse_slot_of(K::CUDA).has_value());
+  EXPECT_FALSE(privateuse_slot_of(K::Python).has_value());
+  EXPECT_TRUE(is_privateuse(DeviceType::PrivateUse3));
+  EXPECT_FALSE(is_privateuse(DeviceType::Meta));
 }
 
 // One test owns the process-wide PrivateUse1 name (gtest runs tests of a binary in one process).
