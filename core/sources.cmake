@@ -61,6 +61,7 @@ set(OPD_DISPATCH_SOURCES
   cpu_fallback.cpp
   device_guard.cpp
   dispatch_observer.cpp
+  dispatch_mode.cpp
   library.cpp
   registration_context.cpp
 )

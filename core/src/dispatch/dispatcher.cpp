@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "dispatch/python_key_fallback.h"
 #include "dispatch/registration_context.h"
 #include "logging.h"
 #include "opd/error.h"
@@ -62,6 +63,17 @@ Dispatcher::Dispatcher() {
     core = std::make_shared<AnnotatedKernel>(
         AnnotatedKernel{nullptr, KernelFunction::make_fallthrough(), nullptr, std::nullopt,
                         "registered in opdispatch core"});
+    fallbacks_[static_cast<int>(k)].push_front(core);
+  }
+  // Python dispatch (Note [Dispatch modes]): the Python key's fallback runs the thread's top
+  // dispatch mode or the tensor subclass handler; PythonTLSSnapshot falls through.
+  const std::pair<DispatchKey, KernelFunction> python_keys[] = {
+      {DispatchKey::Python, KernelFunction::make_from_boxed_function(&detail::python_key_fallback)},
+      {DispatchKey::PythonTLSSnapshot, KernelFunction::make_fallthrough()}};
+  for (const auto& [k, kernel] : python_keys) {
+    auto& core = core_fallthroughs_[static_cast<int>(k)];
+    core = std::make_shared<AnnotatedKernel>(
+        AnnotatedKernel{nullptr, kernel, nullptr, std::nullopt, "registered in opdispatch core"});
     fallbacks_[static_cast<int>(k)].push_front(core);
   }
 }

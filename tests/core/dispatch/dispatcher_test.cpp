@@ -688,11 +688,14 @@ TEST(DispatcherPrecedence, MissingEntriesAreAbsentFromTheTable) {
   Reg d = def("test_dispatcher_prec9::foo(Tensor x) -> Tensor");
   Reg cpu = impl(foo, DK::CPU, tagged("cpu"));
   EXPECT_EQ(table(foo),
-            "CPU: " + cpu.site + " [kernel]\n" + "ADInplaceOrView: " + kCoreFallthrough + "\n" +
-                "AutogradCPU: " + kCoreFallthrough + "\n" + "AutogradCUDA: " + kCoreFallthrough +
-                "\n" + "AutogradPrivateUse1: " + kCoreFallthrough + "\n" + "AutogradPrivateUse2: " +
+            "CPU: " + cpu.site + " [kernel]\n" +
+                "Python: registered in opdispatch core [backend fallback]\n" +
+                "ADInplaceOrView: " + kCoreFallthrough + "\n" + "AutogradCPU: " + kCoreFallthrough +
+                "\n" + "AutogradCUDA: " + kCoreFallthrough + "\n" +
+                "AutogradPrivateUse1: " + kCoreFallthrough + "\n" + "AutogradPrivateUse2: " +
                 kCoreFallthrough + "\n" + "AutogradPrivateUse3: " + kCoreFallthrough + "\n" +
-                "AutogradMeta: " + kCoreFallthrough + "\n");
+                "AutogradMeta: " + kCoreFallthrough + "\n" + "PythonTLSSnapshot: " +
+                kCoreFallthrough + "\n");
 }
 
 TEST(DispatcherPrecedence, CompositeKernelsServeCallsWithoutTensors) {
@@ -931,8 +934,9 @@ TEST(DispatcherErrors, MissingKernelNamesBackendAvailableKeysAndTable) {
           e.msg(),
           HasSubstr(
               "'test_dispatcher_missing::foo' is only available for these "
-              "backends: [CPU, ADInplaceOrView, AutogradCPU, AutogradCUDA, "
-              "AutogradPrivateUse1, AutogradPrivateUse2, AutogradPrivateUse3, AutogradMeta].\n\n" +
+              "backends: [CPU, Python, ADInplaceOrView, AutogradCPU, AutogradCUDA, "
+              "AutogradPrivateUse1, AutogradPrivateUse2, AutogradPrivateUse3, AutogradMeta, "
+              "PythonTLSSnapshot].\n\n" +
               t));
       EXPECT_THAT(e.msg(), EndsWith(t));
     }
@@ -949,9 +953,9 @@ TEST(DispatcherErrors, MissingKernelNamesTheOverload) {
     EXPECT_THAT(e.msg(), StartsWith("Could not run 'test_dispatcher_missing2::foo.out' with "
                                     "arguments from the 'Meta' backend."));
     EXPECT_THAT(e.msg(),
-                HasSubstr("is only available for these backends: [ADInplaceOrView, "
+                HasSubstr("is only available for these backends: [Python, ADInplaceOrView, "
                           "AutogradCPU, AutogradCUDA, AutogradPrivateUse1, AutogradPrivateUse2, "
-                          "AutogradPrivateUse3, AutogradMeta]."));
+                          "AutogradPrivateUse3, AutogradMeta, PythonTLSSnapshot]."));
   }
 }
 
@@ -971,9 +975,9 @@ TEST(DispatcherErrorsDeathTest, MissingKernelSpellsPrivateUse1WithTheBackendName
       std::fprintf(stderr, "%s\n", e.msg().c_str());
       ok = ok && e.msg().find("with arguments from the 'NPU' backend") != std::string::npos &&
            e.msg().find(
-               "only available for these backends: [CPU, ADInplaceOrView, AutogradCPU, "
+               "only available for these backends: [CPU, Python, ADInplaceOrView, AutogradCPU, "
                "AutogradCUDA, AutogradNPU, AutogradPrivateUse2, AutogradPrivateUse3, "
-               "AutogradMeta].") != std::string::npos;
+               "AutogradMeta, PythonTLSSnapshot].") != std::string::npos;
       std::_Exit(ok ? 0 : 1);
     }
     std::_Exit(2);
@@ -994,8 +998,9 @@ TEST(DispatcherErrors, CallWithoutTensorsAndNoCompositeKernelExplainsTheMissingF
            op.to_string() +
            ".  This usually means that this function requires a non-empty list of Tensors, or "
            "that you (the operator writer) forgot to register a fallback function.  Available "
-           "functions are [CPU, ADInplaceOrView, AutogradCPU, AutogradCUDA, AutogradPrivateUse1, "
-           "AutogradPrivateUse2, AutogradPrivateUse3, AutogradMeta].\n\n" +
+           "functions are [CPU, Python, ADInplaceOrView, AutogradCPU, AutogradCUDA, "
+           "AutogradPrivateUse1, AutogradPrivateUse2, AutogradPrivateUse3, AutogradMeta, "
+           "PythonTLSSnapshot].\n\n" +
            table(op);
   };
   try {
