@@ -112,7 +112,8 @@ TEST(DispatchMode, NestedModesRunTopFirstAndComeBack) {
   EXPECT_EQ(current_dispatch_mode(), inner);
   EXPECT_EQ(dispatch_mode_at(0), outer);
   EXPECT_EQ(dispatch_mode_stack_len(), 2u);
-  EXPECT_EQ(run(ops.f, x), "autograd,inner:test_dispatch_modes::f,outer:test_dispatch_modes::f,cpu");
+  EXPECT_EQ(run(ops.f, x),
+            "autograd,inner:test_dispatch_modes::f,outer:test_dispatch_modes::f,cpu");
   EXPECT_EQ(inner->stack_len_inside, 1u);
   EXPECT_EQ(outer->stack_len_inside, 0u);
   EXPECT_EQ(current_dispatch_mode(), inner);
@@ -220,8 +221,8 @@ TEST(DispatchMode, ThePythonKeyReachesTheSubclassHandlerWithoutAMode) {
   x.unsafe_get_impl()->unsafe_set_key_set(x.key_set() | kPythonKeySet);
   EXPECT_EQ(run(ops.f, x), "autograd,cpu") << "no handler: below the Python key";
   std::vector<DispatchKeySet> handled;
-  RegistrationHandle h = set_python_subclass_handler(
-      [&](const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
+  RegistrationHandle h =
+      set_python_subclass_handler([&](const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
         g_trace.push_back("handler:" + op.operator_name().to_string());
         handled.push_back(keys);
         redispatch_below_python(op, keys, stack);

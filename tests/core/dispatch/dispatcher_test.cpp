@@ -691,11 +691,10 @@ TEST(DispatcherPrecedence, MissingEntriesAreAbsentFromTheTable) {
             "CPU: " + cpu.site + " [kernel]\n" +
                 "Python: registered in opdispatch core [backend fallback]\n" +
                 "ADInplaceOrView: " + kCoreFallthrough + "\n" + "AutogradCPU: " + kCoreFallthrough +
-                "\n" + "AutogradCUDA: " + kCoreFallthrough + "\n" +
-                "AutogradPrivateUse1: " + kCoreFallthrough + "\n" + "AutogradPrivateUse2: " +
-                kCoreFallthrough + "\n" + "AutogradPrivateUse3: " + kCoreFallthrough + "\n" +
-                "AutogradMeta: " + kCoreFallthrough + "\n" + "PythonTLSSnapshot: " +
-                kCoreFallthrough + "\n");
+                "\n" + "AutogradCUDA: " + kCoreFallthrough + "\n" + "AutogradPrivateUse1: " +
+                kCoreFallthrough + "\n" + "AutogradPrivateUse2: " + kCoreFallthrough + "\n" +
+                "AutogradPrivateUse3: " + kCoreFallthrough + "\n" + "AutogradMeta: " +
+                kCoreFallthrough + "\n" + "PythonTLSSnapshot: " + kCoreFallthrough + "\n");
 }
 
 TEST(DispatcherPrecedence, CompositeKernelsServeCallsWithoutTensors) {
@@ -932,12 +931,11 @@ TEST(DispatcherErrors, MissingKernelNamesBackendAvailableKeysAndTable) {
                                       "from the 'CUDA' backend. "));
       EXPECT_THAT(
           e.msg(),
-          HasSubstr(
-              "'test_dispatcher_missing::foo' is only available for these "
-              "backends: [CPU, Python, ADInplaceOrView, AutogradCPU, AutogradCUDA, "
-              "AutogradPrivateUse1, AutogradPrivateUse2, AutogradPrivateUse3, AutogradMeta, "
-              "PythonTLSSnapshot].\n\n" +
-              t));
+          HasSubstr("'test_dispatcher_missing::foo' is only available for these "
+                    "backends: [CPU, Python, ADInplaceOrView, AutogradCPU, AutogradCUDA, "
+                    "AutogradPrivateUse1, AutogradPrivateUse2, AutogradPrivateUse3, AutogradMeta, "
+                    "PythonTLSSnapshot].\n\n" +
+                    t));
       EXPECT_THAT(e.msg(), EndsWith(t));
     }
   }
