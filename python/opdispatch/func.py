@@ -1,0 +1,91 @@
+"""opdispatch.func: function transforms, as torch.func. ``functionalize(f, remove=...)`` is
+functorch's (torch 1.13's functorch.experimental.functionalize), over the functionalize plugin
+(plugins/functionalize/), which the first call loads."""
+
+import functools as _functools
+
+from . import _C
+from . import plugins as _plugins
+
+__all__ = ["functionalize"]
+
+_REMOVE_ERROR = (
+    "functionalize(f, remove='mutations'): received invalid argument for remove={}."
+    " Valid options are:\n"
+    "     remove='mutations': all inplace and out= operators will be removed from the program, "
+    "and replaced with their out-of-place equivalents.\n"
+    "     remove='mutations_and_views': In addition to the above, all aliasing operators {{view}} "
+    "will be replaced with their non-aliasing counterparts, {{view}}_copy.\n"
+)
+
+
+def _layer():
+    """The functionalize plugin's operators, loading the plugin on first use."""
+    from . import ops
+
+    if _plugins.status("functionalize").state != "loaded":
+        _plugins.load("functionalize")
+    return ops.functionalize
+
+
+def _tree_map(fn, tree):
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):  # a namedtuple
+        return type(tree)(*(_tree_map(fn, t) for t in tree))
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_tree_map(fn, t) for t in tree)
+    if isinstance(tree, dict):
+        return {k: _tree_map(fn, v) for k, v in tree.items()}
+    return fn(tree)
+
+
+def _tree_leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in _tree_leaves(t)]
+    if isinstance(tree, dict):
+        return [leaf for v in tree.values() for leaf in _tree_leaves(v)]
+    return [tree]
+
+
+def functionalize(func, *, remove="mutations"):
+    """A function with ``func``'s semantics in which every in-place and out= operator runs as its
+    functional form (``x.add_(y)`` as ``add``), and, with ``remove="mutations_and_views"``,
+    every view as a copy. Mutations of ``func``'s inputs are applied to them at the end
+    (``copy_``), as functorch does."""
+    if remove == "mutations":
+        reapply_views = True
+    elif remove == "mutations_and_views":
+        reapply_views = False
+    else:
+        raise RuntimeError(_REMOVE_ERROR.format(remove))
+
+    @_functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        layer = _layer()
+
+        def wrap(x):
+            return layer._to_functional_tensor(x) if isinstance(x, _C.Tensor) else x
+
+        def unwrap(x):
+            if isinstance(x, _C.Tensor) and layer._is_functional_tensor(x):
+                return layer._from_functional_tensor(x)
+            return x
+
+        previous = layer._set_reapply_views(reapply_views)
+        try:
+            with _C._IncludeDispatchKeyGuard("Functionalize"):
+                func_args = _tree_map(wrap, args)
+                func_kwargs = _tree_map(wrap, kwargs)
+                outputs = _tree_map(unwrap, func(*func_args, **func_kwargs))
+        finally:
+            layer._set_reapply_views(previous)
+        inputs = _tree_leaves(args) + _tree_leaves(kwargs)
+        wrapped_inputs = _tree_leaves(func_args) + _tree_leaves(func_kwargs)
+        for original, functional in zip(inputs, wrapped_inputs):
+            if isinstance(original, _C.Tensor) and layer._is_mutated(functional, original):
+                value = layer._from_functional_tensor(functional)
+                if original.shape != value.shape:
+                    original.resize_(value.shape)
+                original.copy_(value)
+        return outputs
+
+    return wrapped
