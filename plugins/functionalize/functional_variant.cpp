@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <utility>
 
 namespace opd::functionalize {
 namespace {
@@ -15,7 +16,8 @@ namespace {
 // by FunctionSchema.signature(): the name without the in-place `_`, the arguments without the
 // out= outputs, alias annotations, defaults and the overload name. This plugin pairs them on
 // first use, the same way, over the schemas the dispatcher prints (OperatorHandle's
-// schema_string()): an in-place operator's functional overload has its overload name; an out=
+// schema_string()): an in-place operator's functional overload has its overload name and its
+// name without the `_` (or with `_functional` in its place: normal_, normal_functional); an out=
 // operator's is looked for among the overloads of its name, which the build lists from
 // manifests/native_functions.yaml (operator_names.cmake). Another namespace's operators have no
 // list: only `name_.overload` -> `name.overload` and `name.out` -> `name` are tried.
@@ -103,14 +105,17 @@ std::unique_ptr<FunctionalVariant> find_variant(const OperatorHandle& op) {
   const bool in_place = name.size() > 1 && name.back() == '_' && !name.starts_with("__");
   if (in_place) name.remove_suffix(1);
   const std::vector<std::string> wanted = keys_of(args, /*drop_written=*/!in_place);
-  std::vector<std::string> candidates;
+  // (name, overload) pairs to try. normal_'s functional form is named normal_functional.
+  std::vector<std::pair<std::string, std::string>> candidates;
   if (in_place) {
-    candidates.push_back(on.overload_name);
+    candidates.emplace_back(fmt::format("{}::{}", ns, name), on.overload_name);
+    candidates.emplace_back(fmt::format("{}::{}_functional", ns, name), on.overload_name);
   } else {
-    candidates = candidate_overloads(ns, name);
+    for (std::string& overload : candidate_overloads(ns, name)) {
+      candidates.emplace_back(fmt::format("{}::{}", ns, name), std::move(overload));
+    }
   }
-  const std::string functional_name = fmt::format("{}::{}", ns, name);
-  for (const std::string& overload : candidates) {
+  for (const auto& [functional_name, overload] : candidates) {
     std::optional<OperatorHandle> f = find_operator(functional_name, overload);
     if (!f) continue;
     const std::vector<Argument> fargs = parse_arguments(f->schema_string());

@@ -5,6 +5,7 @@ functorch's (torch 1.13's functorch.experimental.functionalize), over the functi
 import functools as _functools
 
 from . import _C
+from . import autograd as _autograd
 from . import plugins as _plugins
 
 __all__ = ["functionalize"]
@@ -26,6 +27,28 @@ def _layer():
     if _plugins.status("functionalize").state != "loaded":
         _plugins.load("functionalize")
     return ops.functionalize
+
+
+class _hidden:
+    """The layer's own operators are not the program's, and dispatch modes (make_fx,
+    capture_ops) must not record them, as torch's are no operators at all. Those taking tensors
+    are served at the autograd keys (CompositeImplicitAutograd), above the Python key, so grad
+    mode is enabled for them (no_grad excludes those keys); what they compute (a sync replays
+    views and writes mutations back) still reaches the modes. The thread's setting takes no
+    tensor: it skips the Python keys."""
+
+    def __init__(self, skip_python=False):
+        keys = ("PythonTLSSnapshot", "Python") if skip_python else ()
+        self._guards = [_autograd.enable_grad()] + [_C._ExcludeDispatchKeyGuard(k) for k in keys]
+
+    def __enter__(self):
+        for g in self._guards:
+            g.__enter__()
+
+    def __exit__(self, *exc):
+        for g in reversed(self._guards):
+            g.__exit__(*exc)
+        return False
 
 
 def _tree_map(fn, tree):
@@ -63,26 +86,36 @@ def functionalize(func, *, remove="mutations"):
         layer = _layer()
 
         def wrap(x):
-            return layer._to_functional_tensor(x) if isinstance(x, _C.Tensor) else x
+            if not isinstance(x, _C.Tensor):
+                return x
+            with _hidden():
+                return layer._to_functional_tensor(x)
 
         def unwrap(x):
-            if isinstance(x, _C.Tensor) and layer._is_functional_tensor(x):
-                return layer._from_functional_tensor(x)
-            return x
+            if not isinstance(x, _C.Tensor):
+                return x
+            with _hidden():
+                return layer._from_functional_tensor(x) if layer._is_functional_tensor(x) else x
 
-        previous = layer._set_reapply_views(reapply_views)
+        with _hidden(skip_python=True):
+            previous = layer._set_reapply_views(reapply_views)
         try:
             with _C._IncludeDispatchKeyGuard("Functionalize"):
                 func_args = _tree_map(wrap, args)
                 func_kwargs = _tree_map(wrap, kwargs)
                 outputs = _tree_map(unwrap, func(*func_args, **func_kwargs))
         finally:
-            layer._set_reapply_views(previous)
+            with _hidden(skip_python=True):
+                layer._set_reapply_views(previous)
         inputs = _tree_leaves(args) + _tree_leaves(kwargs)
         wrapped_inputs = _tree_leaves(func_args) + _tree_leaves(func_kwargs)
         for original, functional in zip(inputs, wrapped_inputs):
-            if isinstance(original, _C.Tensor) and layer._is_mutated(functional, original):
-                value = layer._from_functional_tensor(functional)
+            if not isinstance(original, _C.Tensor):
+                continue
+            with _hidden():
+                mutated = layer._is_mutated(functional, original)
+                value = layer._from_functional_tensor(functional) if mutated else None
+            if mutated:
                 if original.shape != value.shape:
                     original.resize_(value.shape)
                 original.copy_(value)

@@ -263,3 +263,59 @@ def test_an_unloaded_plugin_stays_mapped_while_a_functional_tensor_lives():
         if opd.plugins.status("functionalize").state != "loaded":
             opd.plugins.load("functionalize")
     np.testing.assert_allclose(functionalize(lambda a: a.add_(1))(opd.ones(2)).numpy(), [2, 2])
+
+
+def _make_fx():
+    return pytest.importorskip("opdispatch.fx.experimental.proxy_tensor").make_fx
+
+
+def _targets(gm):
+    return [n.target for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def _intermediate_mutation(a):
+    b = a + 1
+    c = b.view(-1)
+    c.add_(1)
+    return b
+
+
+def test_make_fx_of_functionalize_has_no_mutation():
+    make_fx = _make_fx()
+    x = opd.tensor(_X.copy())
+    aten = opd.ops.aten
+    gm = make_fx(functionalize(_intermediate_mutation))(x)
+    # torch's make_fx(functionalize(f)): add, view, add, view (functorch's docstring).
+    assert _targets(gm) == [aten.add.Tensor, aten.view.default, aten.add.Scalar, aten.view.default]
+    assert not [t for t in _targets(gm) if t._schema.is_mutable]
+    np.testing.assert_allclose(gm(x).numpy(), _intermediate_mutation(x.clone()).numpy())
+
+
+def test_make_fx_of_functionalize_without_views_has_no_aliasing():
+    make_fx = _make_fx()
+    x = opd.tensor(_X.copy())
+    gm = make_fx(functionalize(_intermediate_mutation, remove="mutations_and_views"))(x)
+    targets = _targets(gm)
+    assert not [t for t in targets if t._schema.is_mutable]
+    if not _has_operator("aten::view_copy"):  # views are followed by their copies
+        assert [t._schema.name for t in targets] == [
+            "aten::add", "aten::view", "aten::clone", "aten::add", "aten::view", "aten::clone"]
+    produced = {n.name: n.target for n in gm.graph.nodes if n.op == "call_function"}
+    outputs = [n for n in gm.graph.nodes if n.op == "output"][0].args[0]
+    outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    for out in outputs:
+        assert produced[out.name]._schema.returns[0].alias_info is None, gm.code
+
+
+def test_make_fx_of_an_input_mutation_ends_with_one_copy_():
+    make_fx = _make_fx()
+    x = opd.tensor(_X.copy())
+
+    def f(a):
+        b = a.view(-1)
+        b.add_(1)
+        return a
+
+    gm = make_fx(functionalize(f))(x)
+    mutable = [t for t in _targets(gm) if t._schema.is_mutable]
+    assert mutable == [opd.ops.aten.copy_.default] and _targets(gm)[-1] == mutable[0]
