@@ -166,6 +166,9 @@ CppFunction kernel() {
 void register_view_kernels(Library& m) {
   m.impl("view", kernel<&view_inverse>());
   m.impl("alias", kernel<&alias_inverse>());
+  // Reached under no_grad: with grad mode on, the autograd plugin's detach serves it above this
+  // layer (a tensor sharing the functional tensor's state).
+  m.impl("detach", kernel<&alias_inverse>());
   m.impl("transpose.int", kernel<&transpose_inverse>());
   m.impl("t", kernel<&t_inverse>());
   m.impl("permute", kernel<&permute_inverse>());

@@ -123,6 +123,17 @@ def test_a_mutation_through_a_view_reaches_its_base_and_siblings(view):
     _check(f)
 
 
+@pytest.mark.parametrize("grad", [True, False], ids=["grad", "no_grad"])
+def test_a_mutation_through_detach_reaches_the_tensor(grad):
+    def f(a):
+        b = (a * 1).detach()
+        b.add_(1)
+        return b * 1
+
+    with opd.set_grad_enabled(grad), torch.set_grad_enabled(grad):
+        _check(f)
+
+
 def test_expand_reads_the_current_base():
     def f(a):
         b = a.clone()
