@@ -43,6 +43,8 @@ void install_warning_handler();
 void remove_warning_handler();
 // opdispatch.trace (trace.cpp).
 void bind_trace(pybind11::module_& m);
+// opdispatch.fx's graph and capture mode (fx.cpp).
+void bind_fx(pybind11::module_& m);
 // Helpers for the Python tests that need C++ threads (testing.cpp).
 void bind_testing(pybind11::module_& m);
 // torch._C._dispatch_library's testing handle (dispatch_library.cpp), and the alias analysis

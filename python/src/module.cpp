@@ -64,6 +64,7 @@ PYBIND11_MODULE(_C, m) {
   opd::python::bind_autograd(m);
   opd::python::bind_autograd_function(m);
   opd::python::bind_trace(m);
+  opd::python::bind_fx(m);
   opd::python::bind_testing(m);
   opd::python::bind_dispatch_library(m);
   opd::python::bind_plugins(m);

@@ -133,6 +133,19 @@ stderr_has "trace shows add reaching the autograd wrapper" 0 \
 stderr_has "trace shows the redispatch reaching the CPU kernel" 0 \
   "  aten::add.Tensor [redispatch] DispatchKeySet(CPU) -> CPU: kernel registered at $add_site (plugin cpu 0.1.0)" -- \
   --trace "add(ones([2, 3]), ones([3]))"
+# --graph: the operators the program ran, as torch.fx's code (make_fx's capture, core/fx).
+same_output "graph prints the captured operators" "def forward(self):
+    ones = opdispatch.ops.aten.ones.default([2, 3])
+    add = opdispatch.ops.aten.add.Tensor(ones, ones, alpha = 2);  ones = None
+    relu = opdispatch.ops.aten.relu.default(add);  add = None
+    sum_1 = opdispatch.ops.aten.sum.dim_IntList(relu, [0]);  relu = None
+    _tensor_constant0 = self._tensor_constant0
+    mul = opdispatch.ops.aten.mul.Tensor(sum_1, _tensor_constant0);  sum_1 = _tensor_constant0 = None
+    max_1 = opdispatch.ops.aten.max.dim(mul, 0);  mul = None
+    getitem = max_1[0]
+    getitem_1 = max_1[1];  max_1 = None
+    return (getitem, getitem_1)" -- \
+  --graph "x = ones([2, 3]); y = add(x, x, alpha=2); max(mul(y.relu().sum(dim=[0]), tensor([2.])), 0)"
 stderr_has "trace names the plugin" 0 "(plugin cpu 0.1.0)" -- --trace "add(ones([2, 3]), ones([3]))"
 stderr_has "trace shows a vendor's math kernel" 0 \
   "example::twice [call_boxed] DispatchKeySet(CPU, AutogradCPU) -> AutogradCPU: math kernel" -- \

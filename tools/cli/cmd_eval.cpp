@@ -10,6 +10,7 @@
 #include "eval_program.h"
 #include "opd/bind/trace_lines.h"
 #include "opd/error.h"
+#include "opd/fx/capture.h"
 #include "opd/generator.h"
 #include "opd/plugin_manager.h"
 
@@ -22,13 +23,16 @@ void add_eval(CLI::App& app, int& exit_code) {
       "one's value printed, e.g. \"x = ones([2, 3]); add(x, tensor([1., 2., 3.]), alpha=2)\"");
   static std::string program, device, dtype;
   static std::optional<uint64_t> seed;
-  static bool json = false, trace = false;
+  static bool json = false, trace = false, graph = false;
   cmd->add_option("program", program, "The program")->required();
   cmd->add_option("--device", device, "Default device of factory calls and tensor literals");
   cmd->add_option("--dtype", dtype, "Default dtype of factory calls and tensor literals");
   cmd->add_option("--seed", seed, "Seed the random generator first (manual_seed)");
   cmd->add_flag("--json", json, "Print the value as JSON");
   cmd->add_flag("--trace", trace, "Print every dispatch hop to stderr as it happens");
+  cmd->add_flag("--graph", graph,
+                "Print the graph of the operators the program ran (make_fx's, as torch.fx's "
+                "Python source) instead of its value");
   cmd->callback([&exit_code] {
     try {
       bind::FactoryDefaults defaults;
@@ -43,8 +47,23 @@ void add_eval(CLI::App& app, int& exit_code) {
       eval::Evaluator evaluator(defaults);
       std::optional<DispatchObserverGuard> observing;
       if (trace) observing.emplace(std::make_shared<bind::TracePrinter>(std::cerr));
+      std::shared_ptr<fx::CaptureMode> capturing;
+      std::optional<DispatchModeGuard> capture_guard;
+      if (graph) {
+        capturing = std::make_shared<fx::CaptureMode>();
+        capture_guard.emplace(capturing);
+      }
       bind::Value result = evaluator.run(program);
+      capture_guard.reset();
       observing.reset();  // printing reads values back through the dispatcher: not traced
+      if (capturing) {
+        capturing->set_output(result.value);
+        std::string code = capturing->graph().code();
+        code.erase(0, code.find_first_not_of('\n'));
+        code.erase(code.find_last_not_of(' ') + 1);
+        std::cout << code;
+        return;
+      }
       if (json) {
         std::cout << bind::to_json(result).dump() << "\n";
       } else {

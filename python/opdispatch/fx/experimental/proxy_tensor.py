@@ -1,0 +1,86 @@
+"""make_fx, as torch.fx.experimental.proxy_tensor's: the operators a function runs, below
+autograd, as a GraphModule.
+
+The capture is opd::fx::CaptureMode (core/fx/capture.h, Note [Graph capture]), a C++ dispatch
+mode pushed on this thread's mode stack for the call: every operator reaches it at the Python
+key, runs on the real tensors, and becomes a node. Since the Python key is below Autograd, a
+function that calls opdispatch.autograd.grad or .backward() gives the joint graph.
+"""
+
+import contextlib
+import functools
+import inspect
+
+from ... import _C, Tensor
+from ..graph_module import GraphModule
+
+__all__ = ["make_fx"]
+
+
+def _placeholder_names(f, count):
+    # torch's make_fx names a placeholder after the function's parameter, suffixed _1 (x_1);
+    # *args parameters as arg0_1, arg1_1...; with the parameter's default, if any.
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if len(names) == count:
+            break
+        if p.kind == p.VAR_POSITIONAL:
+            names += [f"arg{i}_1" for i in range(count - len(names))]
+            break
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            default = ... if p.default is p.empty else p.default
+            names.append((f"{p.name}_1", default))
+    while len(names) < count:
+        names.append(f"arg{len(names)}_1")
+    return [n if isinstance(n, tuple) else (n, ...) for n in names]
+
+
+def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_inputs=False):
+    """Returns a function that runs `f(*args)` under the capture and returns the GraphModule
+    of what it ran. tracing_mode "real" runs the operators on the arguments themselves."""
+    if tracing_mode not in ("real", "fake", "symbolic"):
+        raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
+    if decomposition_table:
+        raise NotImplementedError("make_fx: decomposition_table is not supported by opdispatch")
+    if tracing_mode == "symbolic":
+        raise NotImplementedError("make_fx: tracing_mode='symbolic' is not supported by "
+                                  "opdispatch (no symbolic shapes)")
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        fake_mode = contextlib.nullcontext()
+        if tracing_mode == "fake":
+            fake_mode = _fake_tensor_mode()
+            args = tuple(fake_mode.from_tensor(a) if isinstance(a, Tensor) else a for a in args)
+        mode = _C._FxCaptureMode()
+        for (name, default), value in zip(_placeholder_names(f, len(args)), args):
+            if default is ... or _is_constant(default):
+                mode.add_input(name, value, default)
+            else:
+                mode.add_input(name, value)
+        # The fake mode first, below the capture: each operator the capture records is then
+        # computed by the fake mode, on the Meta kernels.
+        with fake_mode, mode:
+            out = f(*args)
+        mode.set_output(out)
+        return GraphModule(mode.take_graph(), getattr(f, "__name__", "GraphModule"))
+
+    return wrapped
+
+
+def _fake_tensor_mode():
+    try:
+        from ..._subclasses.fake_tensor import FakeTensorMode
+    except ImportError as e:
+        raise NotImplementedError(
+            "make_fx(tracing_mode='fake') needs opdispatch._subclasses.fake_tensor's "
+            "FakeTensorMode, which this build does not have") from e
+    return FakeTensorMode()
+
+
+def _is_constant(value):
+    return value is None or isinstance(value, (bool, int, float, str))

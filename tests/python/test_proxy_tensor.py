@@ -1,0 +1,181 @@
+"""make_fx (opdispatch.fx.experimental.proxy_tensor) and GraphModule, in the spirit of PyTorch's
+test/test_proxy_tensor.py: the printed code of simple functions, scalars and shapes, tensors
+created inside the function, a backward captured (the joint graph), and a GraphModule's call
+giving the function's results. The expected texts are torch 1.13's make_fx output with
+`opdispatch` for `torch` (where opdispatch's binding passes other arguments, as noted)."""
+
+import operator
+
+import pytest
+
+import opdispatch
+from opdispatch.fx import GraphModule
+from opdispatch.fx.experimental.proxy_tensor import make_fx
+
+
+def code(f, *args):
+    return make_fx(f)(*args).code
+
+
+def test_simple_function_prints_as_torch_fx():
+    g = make_fx(lambda x, y: (x + y).relu())(opdispatch.ones(2), opdispatch.ones(2))
+    assert isinstance(g, GraphModule)
+    assert g.code == (
+        "\n\n\ndef forward(self, x_1, y_1):\n"
+        "    add = opdispatch.ops.aten.add.Tensor(x_1, y_1);  x_1 = y_1 = None\n"
+        "    relu = opdispatch.ops.aten.relu.default(add);  add = None\n"
+        "    return relu\n    ")
+    assert g.print_readable(print_output=False) == (
+        "class <lambda>(torch.nn.Module):\n"
+        "    def forward(self, x_1, y_1):\n"
+        "        \n"
+        "        # No stacktrace found for following nodes \n"
+        "        add = opdispatch.ops.aten.add.Tensor(x_1, y_1);  x_1 = y_1 = None\n"
+        "        relu = opdispatch.ops.aten.relu.default(add);  add = None\n"
+        "        return relu\n"
+        "        ")
+
+
+def test_nodes_refer_to_earlier_nodes_and_overloads():
+    g = make_fx(lambda x: x.max(0))(opdispatch.tensor([1., 3., 2.]))
+    nodes = g.graph.nodes
+    assert [(n.op, n.name) for n in nodes] == [
+        ("placeholder", "x_1"), ("call_function", "max_1"), ("call_function", "getitem"),
+        ("call_function", "getitem_1"), ("output", "output")]
+    x, mx, v, i, out = nodes
+    assert mx.target is opdispatch.ops.aten.max.dim
+    assert mx.args == (x, 0) and mx.args[0] is x
+    assert v.target is operator.getitem and v.args == (mx, 0)
+    assert out.args == ((v, i),)
+    assert list(x.users) == [mx]
+    assert "    getitem = max_1[0]\n    getitem_1 = max_1[1];  max_1 = None\n" in g.code
+
+
+def test_scalars_shapes_and_builtin_names():
+    def f(x, sum, y=2):
+        return x.sum() + sum + y
+
+    # torch 1.13 prints exactly this (the parameter `sum` keeps sum_1; aten::sum's node cannot
+    # shadow the builtin and takes sum_2; the 3 passed for y is a constant).
+    assert code(f, opdispatch.ones(2), opdispatch.ones(2), 3) == (
+        "\n\n\ndef forward(self, x_1, sum_1, y_1 = 2):\n"
+        "    sum_2 = opdispatch.ops.aten.sum.default(x_1);  x_1 = None\n"
+        "    add = opdispatch.ops.aten.add.Tensor(sum_2, sum_1);  sum_2 = sum_1 = None\n"
+        "    add_1 = opdispatch.ops.aten.add.Tensor(add, 3);  add = None\n"
+        "    return add_1\n    ")
+
+    def g(x):
+        return (x * 2 + 1.5).view(3, 1).expand(3, 2) * 1e-5 * float("inf"), x.sum([0], True)
+
+    assert code(g, opdispatch.ones(3)) == (
+        "\n\n\ndef forward(self, x_1):\n"
+        "    mul = opdispatch.ops.aten.mul.Tensor(x_1, 2)\n"
+        "    add = opdispatch.ops.aten.add.Tensor(mul, 1.5);  mul = None\n"
+        "    view = opdispatch.ops.aten.view.default(add, [3, 1]);  add = None\n"
+        "    expand = opdispatch.ops.aten.expand.default(view, [3, 2]);  view = None\n"
+        "    mul_1 = opdispatch.ops.aten.mul.Tensor(expand, 1e-05);  expand = None\n"
+        "    mul_2 = opdispatch.ops.aten.mul.Tensor(mul_1, inf);  mul_1 = None\n"
+        "    sum_1 = opdispatch.ops.aten.sum.dim_IntList(x_1, [0], True);  x_1 = None\n"
+        "    return (mul_2, sum_1)\n    ")
+
+
+def test_varargs_in_place_and_identity():
+    assert code(lambda *a: a[0].add_(a[1]), opdispatch.ones(2), opdispatch.ones(2)) == (
+        "\n\n\ndef forward(self, arg0_1, arg1_1):\n"
+        "    add_ = opdispatch.ops.aten.add_.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None\n"
+        "    return add_\n    ")
+    assert code(lambda x: (x, 3, None), opdispatch.ones(2)) == (
+        "\n\n\ndef forward(self, x_1):\n    return (x_1, 3, None)\n    ")
+    assert code(lambda x: [x.neg()], opdispatch.ones(2)) == (
+        "\n\n\ndef forward(self, x_1):\n"
+        "    neg = opdispatch.ops.aten.neg.default(x_1);  x_1 = None\n"
+        "    return [neg]\n    ")
+
+
+def test_tensor_creation_inside_the_function():
+    def f(x):
+        return (x + opdispatch.tensor([1., 2.])).to(opdispatch.float64) + opdispatch.zeros(
+            2, dtype=opdispatch.int64)
+
+    g = make_fx(f)(opdispatch.ones(2))
+    # torch also records lift_fresh_copy of the literal (opdispatch.tensor runs no operator),
+    # its binding passes device= and pin_memory= to zeros, and its to() no device= to _to_copy.
+    assert g.code == (
+        "\n\n\ndef forward(self, x_1):\n"
+        "    _tensor_constant0 = self._tensor_constant0\n"
+        "    add = opdispatch.ops.aten.add.Tensor(x_1, _tensor_constant0);  x_1 = "
+        "_tensor_constant0 = None\n"
+        "    _to_copy = opdispatch.ops.aten._to_copy.default(add, dtype = opdispatch.float64, "
+        "device = device(type='cpu'));  add = None\n"
+        "    zeros = opdispatch.ops.aten.zeros.default([2], dtype = opdispatch.int64)\n"
+        "    add_1 = opdispatch.ops.aten.add.Tensor(_to_copy, zeros);  _to_copy = zeros = None\n"
+        "    return add_1\n    ")
+    assert g._tensor_constant0.tolist() == [1., 2.]
+    out = g(opdispatch.tensor([3., 4.]))
+    assert out.dtype == opdispatch.float64 and out.tolist() == [4., 6.]
+
+
+def test_backward_is_captured():
+    def f(x):
+        loss = (x * x).sum()
+        loss.backward()
+        return x.grad
+
+    x = opdispatch.ones(3, requires_grad=True)
+    g = make_fx(f)(x)
+    assert g.code.startswith(
+        "\n\n\ndef forward(self, x_1):\n"
+        "    mul = opdispatch.ops.aten.mul.Tensor(x_1, x_1)\n"
+        "    sum_1 = opdispatch.ops.aten.sum.default(mul);  mul = None\n"
+        "    ones_like = opdispatch.ops.aten.ones_like.default(sum_1);  sum_1 = None\n"
+        "    expand = opdispatch.ops.aten.expand.default(ones_like, [3]);  ones_like = None\n"
+        "    mul_1 = opdispatch.ops.aten.mul.Tensor(expand, x_1)\n"
+        "    mul_2 = opdispatch.ops.aten.mul.Tensor(expand, x_1);  expand = x_1 = None\n"), g.code
+    assert opdispatch.equal(g(opdispatch.tensor([1., 2., 3.])), opdispatch.tensor([2., 4., 6.]))
+
+
+def test_autograd_grad_gives_the_joint_graph():
+    def f(x, w):
+        y = (x @ w).tanh().sum()
+        return opdispatch.autograd.grad(y, w)
+
+    x = opdispatch.randn(2, 3)
+    w = opdispatch.randn(3, 4, requires_grad=True)
+    g = make_fx(f)(x, w)
+    targets = [n.target for n in g.graph.nodes if n.op == "call_function"]
+    assert opdispatch.ops.aten.tanh.default in targets
+    assert opdispatch.ops.aten.tanh_backward.default in targets
+    x2, w2 = opdispatch.randn(2, 3), opdispatch.randn(3, 4, requires_grad=True)
+    (expected,) = f(x2, w2)
+    (got,) = g(x2, w2)
+    assert opdispatch.allclose(got, expected)
+
+
+def test_rerunning_gives_the_results_of_f():
+    def f(x, y):
+        a = opdispatch.cat([x, y * 2]).index_select(0, opdispatch.tensor([3, 0]))
+        v, i = a.sort()
+        return v.cumsum(0), i, a.mean()
+
+    g = make_fx(f)(opdispatch.randn(2), opdispatch.randn(2))
+    x, y = opdispatch.randn(2), opdispatch.randn(2)
+    for got, want in zip(g(x, y), f(x, y)):
+        assert opdispatch.equal(got, want)
+    with pytest.raises(TypeError, match="forward\\(\\) takes 3 positional arguments but 2"):
+        g(x)
+
+
+def test_graph_str_lists_nodes():
+    g = make_fx(lambda x: x.neg())(opdispatch.ones(2))
+    assert str(g.graph).splitlines()[1:] == [
+        "    %x_1 : [#users=1] = placeholder[target=x_1](args = (), kwargs = {})",
+        "    %neg : [#users=1] = call_function[target=aten.neg.default](args = (%x_1,), "
+        "kwargs = {})",
+        "    %output : [#users=0] = output[target=output](args = (%neg,), kwargs = {})"]
+
+
+def test_tracing_modes():
+    with pytest.raises(AssertionError, match="Unexpected tracing type: bad"):
+        make_fx(lambda x: x, tracing_mode="bad")
+    with pytest.raises(NotImplementedError, match="symbolic"):
+        make_fx(lambda x: x, tracing_mode="symbolic")
