@@ -9,7 +9,7 @@ get_filename_component(_opd_api_src ${CMAKE_CURRENT_LIST_DIR}/../plugin_api/src 
 # plugin_api/src: the out-of-line parts of the plugin API's value types. Errors and dispatch-key
 # names on their own: the schema parser and the manifest reader need nothing else of them.
 set(OPD_ERROR_SOURCES ${_opd_api_src}/error.cpp)
-set(OPD_DISPATCH_KEY_SOURCES ${_opd_api_src}/dispatch_key.cpp)
+set(OPD_DISPATCH_KEY_SOURCES ${_opd_api_src}/dispatch_key.cpp ${_opd_api_src}/privateuse_slots.cpp)
 # The data model (plugin_api/include/opd/{scalar_type,device,scalar,storage,tensor,ivalue,
 # generator}.h)
 set(OPD_DATA_SOURCES
@@ -25,6 +25,7 @@ list(TRANSFORM OPD_DATA_SOURCES PREPEND ${_opd_api_src}/)
 # opd-gen)
 set(OPD_API_SOURCES
   dispatch_key_set.cpp
+  privateuse.cpp
   tensor_options.cpp
   tensor_autograd.cpp
   warning.cpp

@@ -6,6 +6,7 @@
 
 #include "opd/error.h"
 #include "opd/thread_annotations.h"
+#include "privateuse_slots.h"
 
 namespace opd {
 namespace {
@@ -37,24 +38,12 @@ constexpr std::array<const char*, kNumDispatchKeys> kKeyNames = {
     "CompositeExplicitAutogradNonFunctional",
 };
 
-constexpr int kNumSlots = 3;
-constexpr std::array<const char*, kNumSlots> kDefaultSlotNames = {"privateuseone", "privateusetwo",
-                                                                  "privateusethree"};
-
-// The vendor slots' registered names; empty until registered.
-struct SlotNames {
-  Mutex mutex;
-  std::array<std::string, kNumSlots> names OPD_GUARDED_BY(mutex);
-};
-SlotNames& slot_names() {
-  static SlotNames* s = new SlotNames();  // leaked: names are read from static destructors
-  return *s;
-}
-int slot_index(DeviceType slot) {
-  OPD_CHECK_T(ValueError, is_privateuse(slot), "device type {} is not a vendor slot",
-              static_cast<int>(slot));
-  return static_cast<int>(slot) - static_cast<int>(DeviceType::PrivateUse1);
-}
+using detail::default_privateuse_name;
+using detail::kNumPrivateUseSlots;
+using detail::privateuse_slot_at;
+using detail::privateuse_slot_index;
+using detail::privateuse_slots;
+using detail::PrivateUseSlots;
 
 std::string upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -99,32 +88,41 @@ void register_privateuse1_backend(std::string_view name) {
                 "the built-in device '{}' (built-in devices: cpu, cuda, meta)",
                 name, b);
   }
-  SlotNames& s = slot_names();
-  MutexLock lock(s.mutex);
-  std::string& held = s.names[0];
+  // A slot held by a plugin's claim counts as named (Note [Vendor slots] in opd/privateuse.h).
+  PrivateUseSlots& t = privateuse_slots();
+  MutexLock lock(t.mutex);
+  detail::PrivateUseSlot& slot = t.slots[0];
+  const std::string held = slot.taken() ? slot.name : std::string();
   if (held == name) return;
   OPD_CHECK_T(ValueError, held.empty(),
               "register_privateuse1_backend: the PrivateUse1 backend is already named '{}'; it "
               "cannot be renamed to '{}'",
               held, name);
-  held = name;
+  for (int i = 1; i < kNumPrivateUseSlots; ++i) {
+    OPD_CHECK_T(ValueError, !t.slots[i].taken() || t.slots[i].name != name,
+                "register_privateuse1_backend: '{}' is the name of vendor slot PrivateUse{} ({})",
+                name, i + 1, t.slots[i].holder());
+  }
+  slot = detail::PrivateUseSlot{};
+  slot.name = name;
+  slot.named_by_process = true;
 }
 
 std::string privateuse1_backend_name() { return privateuse_backend_name(DeviceType::PrivateUse1); }
 
 std::string privateuse_backend_name(DeviceType slot) {
-  const int i = slot_index(slot);
-  SlotNames& s = slot_names();
-  MutexLock lock(s.mutex);
-  return s.names[i].empty() ? kDefaultSlotNames[i] : s.names[i];
+  const int i = privateuse_slot_index(slot);
+  PrivateUseSlots& t = privateuse_slots();
+  MutexLock lock(t.mutex);
+  return t.slots[i].taken() ? t.slots[i].name : default_privateuse_name(i);
 }
 
 std::optional<DeviceType> privateuse_slot_named(std::string_view name) {
-  SlotNames& s = slot_names();
-  MutexLock lock(s.mutex);
-  for (int i = 0; i < kNumSlots; ++i) {
-    if (name == kDefaultSlotNames[i] || (!s.names[i].empty() && name == s.names[i])) {
-      return static_cast<DeviceType>(static_cast<int>(DeviceType::PrivateUse1) + i);
+  PrivateUseSlots& t = privateuse_slots();
+  MutexLock lock(t.mutex);
+  for (int i = 0; i < kNumPrivateUseSlots; ++i) {
+    if (name == default_privateuse_name(i) || (t.slots[i].taken() && name == t.slots[i].name)) {
+      return privateuse_slot_at(i);
     }
   }
   return std::nullopt;
@@ -135,11 +133,11 @@ std::string display_name(DispatchKey key) {
   if (!slot) return to_string(key);
   std::string backend;
   {
-    SlotNames& s = slot_names();
-    MutexLock lock(s.mutex);
-    const std::string& name = s.names[slot_index(*slot)];
-    if (name.empty()) return to_string(key);
-    backend = upper(name);
+    PrivateUseSlots& t = privateuse_slots();
+    MutexLock lock(t.mutex);
+    const detail::PrivateUseSlot& s = t.slots[privateuse_slot_index(*slot)];
+    if (!s.taken()) return to_string(key);
+    backend = upper(s.name);
   }
   return is_backend_key(key) ? backend : "Autograd" + backend;
 }

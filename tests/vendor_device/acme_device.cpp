@@ -1,6 +1,9 @@
 // A vendor's device, built only against the installed package (issue 33 §4; CMakeLists.txt here)
 // and, in the tree, as the fixture the CPU fallback's tests load (tests/plugins/CMakeLists.txt):
-// the PrivateUse1 backend "acme", named at load. Its memory is host memory from its own
+// the vendor backend "acme", which claims a free vendor slot at load (PrivateUse1 when it is the
+// first; opd/privateuse.h, Note [Vendor slots]). Built twice, it is two devices: ACME_PLUGIN
+// names the plugin and its operators' namespace, ACME_NAME the device ("acme" unless given; the
+// second build is plugin acme_device2, device "acmetwo"). Its memory is host memory from its own
 // allocator (std::malloc, counted: acme_device::live_blocks() and acme_device::allocations() read
 // the counters), distinct from the CPU's, so a tensor on it is only reachable through its
 // kernels. It has the kernels a device needs to exist (empty.memory_format, empty_strided, copy_
@@ -26,7 +29,19 @@
 #include "opd/device_guard.h"
 #include "opd/ops.h"
 #include "opd/plugin.h"
+#include "opd/privateuse.h"
 #include "opd/tensor.h"
+
+#ifndef ACME_PLUGIN
+#define ACME_PLUGIN acme_device
+#endif
+#ifndef ACME_NAME
+#define ACME_NAME "acme"
+#endif
+// The macros below take their first argument as written (#ns, ##): these expand ACME_PLUGIN.
+#define ACME_ENTRY(plugin, version) OPD_PLUGIN(plugin, version)
+#define ACME_LIBRARY(ns, m) OPD_LIBRARY(ns, m)
+#define ACME_LIBRARY_IMPL(ns, key, m) OPD_LIBRARY_IMPL(ns, key, m)
 
 namespace {
 
@@ -35,6 +50,10 @@ using opd::DeviceType;
 using opd::IntArrayRef;
 using opd::ScalarType;
 using opd::Tensor;
+
+// The vendor slot this device claimed at load (PrivateUse1..3).
+std::atomic<DeviceType> slot{DeviceType::PrivateUse1};
+bool on_this_device(const Device& d) { return d.type == slot.load(); }
 
 std::atomic<int64_t> live_blocks{0};
 std::atomic<int64_t> allocations{0};
@@ -57,7 +76,7 @@ size_t nbytes_for(IntArrayRef size, IntArrayRef stride, ScalarType dtype) {
 
 opd::Storage allocate(size_t nbytes, Device device) {
   void* data = std::malloc(std::max<size_t>(nbytes, 1));
-  OPD_CHECK(data != nullptr, "acme: out of memory allocating {} bytes", nbytes);
+  OPD_CHECK(data != nullptr, "{}: out of memory allocating {} bytes", ACME_NAME, nbytes);
   live_blocks.fetch_add(1);
   allocations.fetch_add(1);
   return opd::Storage::create(data, nbytes, device, &release, nullptr,
@@ -71,8 +90,8 @@ thread_local int8_t thread_device = 0;
 
 void check_device_index(int64_t index) {
   OPD_CHECK_T(opd::IndexError, index >= 0 && index < kDevices,
-              "acme: device index {} is out of range: there are {} acme devices", index,
-              static_cast<int>(kDevices));
+              "{}: device index {} is out of range: there are {} {} devices", ACME_NAME, index,
+              static_cast<int>(kDevices), ACME_NAME);
 }
 
 struct AcmeGuard final : opd::DeviceGuardImpl {
@@ -85,7 +104,7 @@ struct AcmeGuard final : opd::DeviceGuardImpl {
 };
 
 Device acme_device(std::optional<Device> device) {
-  const Device d = opd::ensure_has_index(device.value_or(Device(DeviceType::PrivateUse1)));
+  const Device d = opd::ensure_has_index(device.value_or(Device(slot.load())));
   check_device_index(d.index);
   return d;
 }
@@ -99,8 +118,8 @@ Tensor empty_acme(IntArrayRef size, IntArrayRef stride, ScalarType dtype, Device
 // is host memory). A CPU tensor is itself.
 Tensor host_alias(const Tensor& t) {
   if (!t.defined() || t.is_cpu()) return t;
-  OPD_CHECK(t.device().is_privateuse1(), "acme: expected an acme or CPU tensor, got {}",
-            t.device());
+  OPD_CHECK(on_this_device(t.device()), "{}: expected an {} or CPU tensor, got {}", ACME_NAME,
+            ACME_NAME, t.device());
   return opd::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.scalar_type());
 }
 
@@ -109,7 +128,7 @@ Tensor empty_memory_format(IntArrayRef size, std::optional<ScalarType> dtype,
                            std::optional<bool>, std::optional<opd::MemoryFormat> memory_format) {
   OPD_CHECK(!memory_format || *memory_format == opd::MemoryFormat::Contiguous ||
                 *memory_format == opd::MemoryFormat::Preserve,
-            "acme: empty supports contiguous tensors only");
+            "{}: empty supports contiguous tensors only", ACME_NAME);
   return empty_acme(size, opd::contiguous_strides(size), dtype.value_or(ScalarType::Float32),
                     acme_device(device));
 }
@@ -176,7 +195,8 @@ Device device_of(const Ts&... tensors) {
               *found, t.device());
   };
   (visit(tensors), ...);
-  OPD_CHECK(found && found->is_privateuse1(), "acme: no acme tensor among the arguments");
+  OPD_CHECK(found && on_this_device(*found), "{}: no {} tensor among the arguments", ACME_NAME,
+            ACME_NAME);
   return *found;
 }
 
@@ -298,9 +318,9 @@ Tensor alias_of(const Tensor& self) {
 
 }  // namespace
 
-OPD_PLUGIN(acme_device, "0.1.0") { opd::register_privateuse1_backend("acme"); }
+ACME_ENTRY(ACME_PLUGIN, "0.1.0") { slot = opd::register_privateuse_backend(ACME_NAME); }
 
-OPD_LIBRARY(acme_device, m) {
+ACME_LIBRARY(ACME_PLUGIN, m) {
   m.def("live_blocks() -> int");
   m.def("allocations() -> int");
   m.def("native_calls() -> int");
@@ -310,25 +330,26 @@ OPD_LIBRARY(acme_device, m) {
   m.def("set_device(int index) -> ()");
 }
 
-OPD_LIBRARY_IMPL(acme_device, CompositeExplicitAutograd, m) {
+ACME_LIBRARY_IMPL(ACME_PLUGIN, CompositeExplicitAutograd, m) {
   m.impl("live_blocks", [] { return live_blocks.load(); });
   m.impl("allocations", [] { return allocations.load(); });
   m.impl("native_calls", [] { return native_calls.load(); });
   // Through the registered guard, as a user's torch.acme.current_device() would.
   m.impl("current_device", [] {
-    return static_cast<int64_t>(opd::device_guard_impl(DeviceType::PrivateUse1)->current_device());
+    return static_cast<int64_t>(opd::device_guard_impl(slot.load())->current_device());
   });
   m.impl("set_device", [](int64_t index) {
     check_device_index(index);  // before narrowing: 257 is no device, not device 1
-    opd::device_guard_impl(DeviceType::PrivateUse1)->set_device(static_cast<int8_t>(index));
+    opd::device_guard_impl(slot.load())->set_device(static_cast<int8_t>(index));
   });
 }
 
-OPD_LIBRARY_IMPL(acme_device, CPU, m) { m.impl("alias_of", &alias_of); }
+ACME_LIBRARY_IMPL(ACME_PLUGIN, CPU, m) { m.impl("alias_of", &alias_of); }
 
-OPD_LIBRARY_IMPL(acme_device, Meta, m) { m.impl("alias_of", &alias_of); }
+ACME_LIBRARY_IMPL(ACME_PLUGIN, Meta, m) { m.impl("alias_of", &alias_of); }
 
-OPD_LIBRARY_IMPL(aten, PrivateUse1, m) {
+// On the slot the plugin body claimed, whichever it is.
+OPD_LIBRARY_IMPL_PRIVATEUSE(aten, m) {
   m.impl("empty.memory_format", &empty_memory_format);
   m.impl("empty_strided", &empty_strided);
   m.impl("copy_", &copy_);
@@ -350,7 +371,7 @@ OPD_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm", &native_batch_norm);
 }
 
-OPD_LIBRARY_IMPL(_, PrivateUse1, m) {
+OPD_LIBRARY_IMPL_PRIVATEUSE(_, m) {
   m.fallback(&opd::cpu_fallback);
   m.device_guard(opd::make_device_guard<AcmeGuard>());
 }

@@ -24,6 +24,9 @@ struct opd_plugin_context {
   // refused (Note [Declared dispatch keys] in registration_context.cpp).
   std::string plugin;
   std::vector<opd::DispatchKey> declared_keys;
+  // The manifest declares PrivateUse: the plugin may claim any free vendor slot, which then
+  // counts as declared (Note [Vendor slots] in opd/privateuse.h).
+  bool any_privateuse_slot = false;
   // Bit k: a kernel or fallback was registered on DispatchKey k (as given, alias keys included).
   uint64_t served_keys = 0;
 };

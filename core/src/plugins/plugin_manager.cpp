@@ -203,6 +203,7 @@ struct PluginManager::Impl {
     ctx.replaces = replaces;
     ctx.plugin = m.plugin;
     ctx.declared_keys = m.dispatch_keys;
+    ctx.any_privateuse_slot = m.any_privateuse_slot;
     opd_plugin_status status;
     {
       detail::ScopedRegistrationContext scope(&ctx);

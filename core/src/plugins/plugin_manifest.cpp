@@ -149,6 +149,10 @@ PluginManifest parse_manifest(const std::filesystem::path& file, const YAML::Nod
     }
     for (const auto& e : root["dispatch_keys"]) {
       std::string name = scalar(file, e, "dispatch_keys");
+      if (name == "PrivateUse") {  // any free vendor slot (Note [Vendor slots])
+        m.any_privateuse_slot = true;
+        continue;
+      }
       auto k = try_parse_dispatch_key(name);
       if (!k) fail(file, e.Mark(), fmt::format("unknown dispatch key '{}'", name));
       m.dispatch_keys.push_back(*k);

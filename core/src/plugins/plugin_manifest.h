@@ -17,7 +17,8 @@ namespace opd {
 //   abi: 1                   required, the plugin ABI major it was built for
 //   library: libopd_cpu.so   required, relative to the manifest's folder
 //   sha256: <hex>            optional; verified before dlopen
-//   dispatch_keys: [CPU]     optional, each a dispatch key name
+//   dispatch_keys: [CPU]     optional, each a dispatch key name, or PrivateUse: the vendor slot
+//                            the plugin claims at load, whichever it gets (opd/privateuse.h)
 //   requires: []             optional, plugins loaded first: names, or manifest paths (an entry
 //                            with a '/' or ending in .yaml/.yml), relative to the manifest's folder
 //   load: default            optional, default | on-demand (the default)
@@ -30,6 +31,7 @@ struct PluginManifest {
   std::filesystem::path library;  // absolute
   std::optional<std::string> sha256;
   std::vector<DispatchKey> dispatch_keys;
+  bool any_privateuse_slot = false;  // dispatch_keys names PrivateUse
   std::vector<std::string> requires_;  // names, and manifest paths made absolute
   bool load_default = false;
   std::string description;
