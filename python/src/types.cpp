@@ -15,6 +15,7 @@
 #include "convert.h"
 #include "default_device.h"
 #include "opd/device_guard.h"
+#include "opd/privateuse.h"
 
 namespace py = pybind11;
 
@@ -91,6 +92,30 @@ void bind_types(py::module_& m) {
       "_rename_privateuse1_backend",
       [](const std::string& name) { register_privateuse1_backend(name); }, py::arg("backend_name"));
   m.def("_get_privateuse1_backend_name", [] { return privateuse1_backend_name(); });
+  // The three vendor slots, numbered 1..3 as DeviceType::PrivateUse1..3 (opd/privateuse.h, Note
+  // [Vendor slots]): opdispatch.utils.rename_privateuse_backend claims one for the process.
+  auto slot_type = [](int slot) {
+    if (slot < 1 || slot > 3) {
+      throw ValueError(
+          fmt::format("vendor slot {} does not exist: the slots are 1, 2 and 3", slot));
+    }
+    return static_cast<DeviceType>(static_cast<int>(DeviceType::PrivateUse1) + slot - 1);
+  };
+  m.def(
+      "_register_privateuse_backend",
+      [slot_type](const std::string& name, std::optional<int> slot) {
+        std::optional<DeviceType> type;
+        if (slot) type = slot_type(*slot);
+        const DeviceType got = register_privateuse_backend(name, type);
+        return static_cast<int>(got) - static_cast<int>(DeviceType::PrivateUse1) + 1;
+      },
+      py::arg("backend_name"), py::arg("slot") = py::none());
+  m.def(
+      "_get_privateuse_backend_name",
+      [slot_type](int slot) { return privateuse_backend_name(slot_type(slot)); }, py::arg("slot"));
+  m.def(
+      "_privateuse_slot_holder",
+      [slot_type](int slot) { return privateuse_slot_holder(slot_type(slot)); }, py::arg("slot"));
   // opd::ensure_has_index: a device without index as the current one of its type, where its
   // backend registered a device guard (opd/device_guard.h).
   m.def(

@@ -163,3 +163,83 @@ def test_a_device_without_index_is_the_current_acme_device():
     # The CPU and Meta have no guard: an index-less device stays so.
     assert opd._C._ensure_has_index(opd.device("cpu")) == opd.device("cpu")
     assert opd._C._ensure_has_index(opd.device("meta")).index is None
+
+
+# The vendor slots (Note [Vendor slots] in opd/privateuse.h): acme_device.cpp built again as the
+# plugin acme_device2, device "acmetwo", which claims the next free slot.
+def test_a_second_device_on_another_slot_has_the_same_methods():
+    manifest = os.path.join(os.environ["OPD_TEST_PLUGIN_DIR"], "acme_device2", "acme_device2.yaml")
+    assert opd.plugins.load(manifest).state == "loaded"
+    try:
+        assert opd._C._get_privateuse_backend_name(2) == "acmetwo"
+        assert opd._C._privateuse_slot_holder(2) == "plugin 'acme_device2'"
+        utils.generate_methods_for_privateuse_backend(2)
+        x = opd.arange(4.)
+        b = x.acme().cpu().acmetwo(1)
+        assert str(b.device) == "acmetwo:1" and b.is_acmetwo and not b.is_acme
+        assert opd.equal(b.cpu(), x) and opd.device("acmetwo").type == "acmetwo"
+        with pytest.raises(RuntimeError, match="^Invalid device, must be acmetwo device$"):
+            x.acmetwo("acme")
+        with pytest.raises(RuntimeError, match="has already been registered with is_acmetwo$"):
+            utils.generate_methods_for_privateuse_backend("acmetwo", for_module=False)
+        with pytest.raises(RuntimeError, match="^'cuda' is not the name of a vendor backend$"):
+            utils.generate_methods_for_privateuse_backend("cuda")
+        with pytest.raises(ValueError, match="^vendor slot 4 does not exist"):
+            utils.generate_methods_for_privateuse_backend(4)
+        # The name is the plugin's: the process cannot take it.
+        with pytest.raises(opd.PluginError, match=re.escape(
+                "register_privateuse_backend: the process cannot claim the vendor backend name "
+                "'acmetwo': plugin 'acme_device2' holds it on PrivateUse2")):
+            utils.rename_privateuse_backend("acmetwo")
+        del b
+    finally:
+        del opd.Tensor.acmetwo, opd.Tensor.is_acmetwo
+        opd.plugins.unload("acme_device2")
+
+
+def test_claiming_slots_from_python_in_a_fresh_process():
+    program = textwrap.dedent("""
+        import opdispatch as opd
+        from opdispatch import utils
+        print(utils.rename_privateuse_backend("npu"), utils.rename_privateuse_backend("npu"))
+        print(utils.rename_privateuse_backend("xpu", slot=3), opd.device("xpu:1"))
+        for bad in ("npu2", "meta"):
+            try:
+                utils.rename_privateuse_backend(bad)
+            except ValueError as e:
+                print(type(e).__name__, e)
+        for call in (lambda: utils.rename_privateuse_backend("hpu", slot=1),
+                     lambda: utils.rename_privateuse_backend("npu", slot=2)):
+            try:
+                call()
+            except opd.PluginError as e:
+                print(e)
+        print(utils.rename_privateuse_backend("hpu"))
+        try:
+            utils.rename_privateuse_backend("ipu")
+        except opd.PluginError as e:
+            print(e)
+        utils.generate_methods_for_privateuse_backend(3)
+        print(opd.ones(1).is_xpu, opd._C._get_privateuse1_backend_name())
+    """)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "1 1",
+        "3 xpu:1",
+        "ValueError register_privateuse_backend: 'npu2' cannot name a device: a device's name is "
+        "letters and underscores ('npu2:0' must be a device string)",
+        "ValueError register_privateuse_backend: 'meta' is a built-in device (built-in devices: "
+        "cpu, cuda, meta)",
+        "register_privateuse_backend: the process cannot claim PrivateUse1 as 'hpu': the process "
+        "holds it as 'npu'",
+        "register_privateuse_backend: the process claims 'npu' on PrivateUse2, but the name is "
+        "PrivateUse1's (held by the process)",
+        "2",
+        "register_privateuse_backend: no free vendor slot for 'ipu' (the process): PrivateUse1 is "
+        "'npu', held by the process; PrivateUse2 is 'hpu', held by the process; PrivateUse3 is "
+        "'xpu', held by the process",
+        "False npu",
+    ]

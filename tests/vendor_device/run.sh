@@ -2,8 +2,8 @@
 # Builds the vendor device as a vendor would: install opdispatch to a temporary prefix, configure
 # tests/vendor_device against it with find_package(opdispatch CONFIG), build, run the smoke
 # program, load the device with `opd` and check it, then train on it from Python with the
-# installed package (train_on_acme.py) and run `opd conformance` on it, where the build has a
-# Python package. Usage: run.sh BUILD_DIR SOURCE_DIR
+# installed package (train_on_acme.py), run it beside its second build, acmetwo (two_devices.py),
+# and run `opd conformance` on it, where the build has a Python package. Usage: run.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build="$1"
 src="$2"
@@ -30,6 +30,9 @@ if [ -d "$package/opdispatch" ]; then
   # needs no sanitizer runtime preloaded.
   PYTHONPATH="$package" PYTHONDONTWRITEBYTECODE=1 OPD_PLUGIN_PATH="$work/device/plugins" \
     "${python:-/usr/bin/python3}" "$src/tests/vendor_device/train_on_acme.py"
+  # Two devices at once: acme_device.cpp built a second time as acmetwo (Note [Vendor slots]).
+  PYTHONPATH="$package" PYTHONDONTWRITEBYTECODE=1 OPD_PLUGIN_PATH="$work/device/plugins" \
+    "${python:-/usr/bin/python3}" "$src/tests/vendor_device/two_devices.py"
   # The OpInfo table's samples on acme against the CPU plugin (issue 33 §2), as a vendor runs it.
   if ! OPD_PLUGIN_PATH="$work/device/plugins" "$work/prefix/bin/opd" conformance acme_device \
     --samples 1 >"$work/conformance.txt"; then

@@ -2,11 +2,16 @@
 names the vendor slot (opd::register_privateuse1_backend; a plugin usually names it at load),
 ``generate_methods_for_privateuse1_backend`` gives the named device torch's convenience methods:
 ``Tensor.<name>(device=None, non_blocking=False, **kwargs)``, the property ``Tensor.is_<name>``
-and ``Module.<name>(device=None)``. Error types and texts are torch 2.x's."""
+and ``Module.<name>(device=None)``. Error types and texts are torch 2.x's.
+
+torch has one vendor slot; opdispatch has three (opd/privateuse.h, Note [Vendor slots]), each
+claimed by name: ``rename_privateuse_backend(name, slot=None)`` claims one for the process and
+``generate_methods_for_privateuse_backend(backend)`` gives any slot's device the same methods."""
 
 import opdispatch as _opd
 
-__all__ = ["rename_privateuse1_backend", "generate_methods_for_privateuse1_backend"]
+__all__ = ["rename_privateuse1_backend", "generate_methods_for_privateuse1_backend",
+           "rename_privateuse_backend", "generate_methods_for_privateuse_backend"]
 
 _UNNAMED = "privateuseone"
 # opd::register_privateuse1_backend refuses these (plugin_api/src/dispatch_key.cpp).
@@ -39,6 +44,42 @@ def rename_privateuse1_backend(backend_name: str) -> None:
     # opd::register_privateuse1_backend, which the checks above leave nothing to refuse but a
     # plugin naming the slot in between, from another thread (its ValueError names both).
     _opd._C._rename_privateuse1_backend(backend_name)
+
+
+def _slot_number(slot):
+    if isinstance(slot, bool) or not isinstance(slot, int):
+        raise TypeError(f"the vendor slot must be 1, 2 or 3, not {type(slot).__name__}")
+    if slot not in (1, 2, 3):
+        raise ValueError(f"vendor slot {slot} does not exist: the slots are 1, 2 and 3")
+    return slot
+
+
+def rename_privateuse_backend(backend_name: str, slot=None) -> int:
+    """Claims vendor slot ``slot`` (1, 2 or 3; None: the first free one) under ``backend_name``
+    for the process, for good, and returns the slot's number: ``backend_name`` is a device string
+    from then on (``x.to("acmetwo")``). A plugin usually claims its slot at load
+    (``opd::register_privateuse_backend``), and one may serve the name the process gave. Claiming
+    a name or a slot another holder has, or one when none is free, raises
+    ``opdispatch.PluginError`` (a RuntimeError) naming the holder; a name that cannot be a device
+    string (letters and underscores, not a built-in device) raises ValueError. Claiming the
+    process's own name again returns its slot."""
+    if not isinstance(backend_name, str):
+        raise TypeError(f"rename_privateuse_backend(): argument 'backend_name' must be str, not "
+                        f"{type(backend_name).__name__}")
+    if slot is not None:
+        slot = _slot_number(slot)
+    return _opd._C._register_privateuse_backend(backend_name, slot)
+
+
+def _privateuse_backend_name(backend):
+    """The device name of ``backend``: a slot's number (its name, or ``"privateusetwo"`` while
+    unnamed), or a name that is a vendor slot's."""
+    if isinstance(backend, str):
+        # A vendor slot's name parses as a device (torch's RuntimeError otherwise).
+        if backend in _BUILT_IN or _opd.device(backend).type != backend:
+            raise RuntimeError(f"'{backend}' is not the name of a vendor backend")
+        return backend
+    return _opd._C._get_privateuse_backend_name(_slot_number(backend))
 
 
 def _check_register_once(module, attr):
@@ -126,7 +167,23 @@ def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module
         raise NotImplementedError(
             "generate_methods_for_privateuse1_backend: opdispatch has no Storage classes, so "
             "for_storage=True has nothing to generate methods for")
-    custom_backend_name = _get_privateuse1_backend_name()
+    _generate_methods(_get_privateuse1_backend_name(), for_tensor, for_module)
+
+
+def generate_methods_for_privateuse_backend(backend, for_tensor: bool = True,
+                                            for_module: bool = True, for_storage: bool = False,
+                                            unsupported_dtype=None) -> None:
+    """``generate_methods_for_privateuse1_backend`` for any vendor slot: ``backend`` is the
+    slot's number (1, 2 or 3: the methods carry its current name) or its device name
+    (``"acmetwo"``). The same methods, rules and errors."""
+    if for_storage:
+        raise NotImplementedError(
+            "generate_methods_for_privateuse_backend: opdispatch has no Storage classes, so "
+            "for_storage=True has nothing to generate methods for")
+    _generate_methods(_privateuse_backend_name(backend), for_tensor, for_module)
+
+
+def _generate_methods(custom_backend_name, for_tensor, for_module):
     if for_tensor:
         _generate_tensor_methods(custom_backend_name)
     if for_module:
