@@ -202,6 +202,34 @@ def test_remove_mutations_keeps_views():
     assert "aten::view" in below and "aten::clone" not in below
 
 
+def test_each_thread_has_its_own_remove_setting():
+    import threading
+
+    barrier = threading.Barrier(2)
+    seen = {}
+
+    def run(remove):
+        try:
+            x, _ = _inputs()
+            barrier.wait(30)
+            for _ in range(20):
+                with opd.trace() as t:
+                    out = functionalize(lambda a: a.view(-1).add_(1).view(3, 4), remove=remove)(x)
+                seen.setdefault(remove, set()).add(t.count("aten::clone"))
+            seen[remove + " value"] = out.numpy().tolist()
+        except Exception as e:  # reported by the assertions below
+            seen[remove] = e
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in ("mutations", "mutations_and_views")]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert seen["mutations"] == {0}
+    assert 0 not in seen["mutations_and_views"]
+    assert seen["mutations value"] == seen["mutations_and_views value"]
+
+
 def test_outputs_and_nested_containers_are_unwrapped():
     x, _ = _inputs()
     out = functionalize(lambda a, d: {"y": (a + d["k"], [a.sum()])})(x, {"k": x})
