@@ -4,6 +4,7 @@ created inside the function, a backward captured (the joint graph), and a GraphM
 giving the function's results. The expected texts are torch 1.13's make_fx output with
 `opdispatch` for `torch` (where opdispatch's binding passes other arguments, as noted)."""
 
+import importlib
 import operator
 
 import pytest
@@ -179,3 +180,38 @@ def test_tracing_modes():
         make_fx(lambda x: x, tracing_mode="bad")
     with pytest.raises(NotImplementedError, match="symbolic"):
         make_fx(lambda x: x, tracing_mode="symbolic")
+
+
+def test_an_exception_in_f_leaves_no_capture_behind():
+    def boom(x):
+        x.neg()
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        make_fx(boom)(opdispatch.ones(2))
+    opdispatch.ones(2).exp()  # recorded by no graph
+    assert code(lambda x: x.cos(), opdispatch.ones(2)) == (
+        "\n\n\ndef forward(self, x_1):\n"
+        "    cos = opdispatch.ops.aten.cos.default(x_1);  x_1 = None\n"
+        "    return cos\n    ")
+
+
+def test_fake_tracing_mode_runs_under_fake_tensor_mode():
+    def f(x, y):
+        return (x @ y).relu().sum(1) * 2
+
+    try:
+        importlib.import_module("opdispatch._subclasses.fake_tensor")
+    except ImportError:
+        with pytest.raises(NotImplementedError, match="opdispatch._subclasses.fake_tensor"):
+            make_fx(f, tracing_mode="fake")(opdispatch.randn(2, 3), opdispatch.randn(3, 4))
+        return
+    g = make_fx(f, tracing_mode="fake")(opdispatch.randn(2, 3), opdispatch.randn(3, 4))
+    assert g.code == (
+        "\n\n\ndef forward(self, x_1, y_1):\n"
+        "    mm = opdispatch.ops.aten.mm.default(x_1, y_1);  x_1 = y_1 = None\n"
+        "    relu = opdispatch.ops.aten.relu.default(mm);  mm = None\n"
+        "    sum_1 = opdispatch.ops.aten.sum.dim_IntList(relu, [1]);  relu = None\n"
+        "    mul = opdispatch.ops.aten.mul.Tensor(sum_1, 2);  sum_1 = None\n"
+        "    return mul\n    ")
+    assert g(opdispatch.ones(2, 3), opdispatch.ones(3, 4)).tolist() == [24., 24.]
