@@ -27,6 +27,8 @@ namespace opd::functionalize {
 // other alias, when next used, finds its generation behind, replays the queue onto the base
 // (each view's inverse: select_scatter for select, ...) and regenerates its value from the new
 // base by its own view metas. One thread uses a functional tensor at a time, as in PyTorch.
+// Reading a functional tensor's memory directly (repr, tolist, numpy: no operator) shows its
+// value as of its last sync; any operator on it syncs it first.
 
 // How one view was made from its base, and how to write a changed view back into the base.
 struct ViewMeta {
