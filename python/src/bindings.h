@@ -45,6 +45,9 @@ void remove_warning_handler();
 void bind_trace(pybind11::module_& m);
 // opdispatch.fx's graph and capture mode (fx.cpp).
 void bind_fx(pybind11::module_& m);
+// TorchDispatchMode's stack and tensor subclasses' __torch_dispatch__ (python_dispatch.cpp,
+// python_dispatch_subclass.cpp).
+void bind_python_dispatch(pybind11::module_& m);
 // Helpers for the Python tests that need C++ threads (testing.cpp).
 void bind_testing(pybind11::module_& m);
 // torch._C._dispatch_library's testing handle (dispatch_library.cpp), and the alias analysis

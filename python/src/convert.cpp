@@ -21,17 +21,19 @@
 #include <vector>
 
 #include "opd/error.h"
+#include "python_dispatch.h"
 
 namespace py = pybind11;
 
 namespace opd::python {
-namespace {
 
 PyTypeObject* tensor_type() {
   static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(
       py::detail::get_type_handle(typeid(Tensor), /*throw_if_missing=*/true).ptr());
   return type;
 }
+
+namespace {
 
 // numpy's type `name` (generic, ndarray), or null while no one has imported numpy (then no
 // object of it exists). Borrowed: the module keeps its types.
@@ -116,6 +118,14 @@ int64_t int64_of(py::handle int_object) {
 // deregisters only what was registered. That is a hash insertion and erasure per tensor.
 py::object wrap(Tensor t) {
   if (!t.defined()) return py::none();
+  // A wrapper subclass's tensor comes back as its subclass object (Note [Wrapper subclasses]).
+  if (t.key_set().has(DispatchKey::Python)) [[unlikely]] {
+    if (py::object o = subclass_object(t)) return o;
+  }
+  return wrap_as(std::move(t), tensor_type());
+}
+
+py::object wrap_as(Tensor t, PyTypeObject* type) {
   static const py::detail::type_info* info = py::detail::get_type_info(typeid(Tensor));
   auto value = std::make_unique<Tensor>(std::move(t));
   // make_new_instance less allocate_layout's lookup of the type's pybind11 bases: the Tensor
@@ -123,7 +133,7 @@ py::object wrap(Tensor t) {
   // allocate_layout sets it).
   static_assert(sizeof(std::unique_ptr<Tensor>) <=
                 sizeof(void*) * py::detail::instance_simple_holder_in_ptrs());
-  PyObject* self = info->type->tp_alloc(info->type, 0);
+  PyObject* self = type->tp_alloc(type, 0);
   if (self == nullptr) throw py::error_already_set();
   py::object obj = py::reinterpret_steal<py::object>(self);
   auto* inst = reinterpret_cast<py::detail::instance*>(self);

@@ -30,8 +30,13 @@ struct MemoryFormatObject {
   MemoryFormat format;
 };
 
-// The Python object for a tensor; None for an undefined one.
+// The Python object for a tensor; None for an undefined one. A wrapper subclass's tensor gets
+// its subclass object (python_dispatch.h's subclass_object).
 pybind11::object wrap(Tensor t);
+// A new object of `type` (opdispatch.Tensor or a Python subclass of it) holding `t`.
+pybind11::object wrap_as(Tensor t, PyTypeObject* type);
+// The opdispatch.Tensor type object.
+PyTypeObject* tensor_type();
 // The tensor a Python object holds, or null when it is not an opdispatch.Tensor (or one made
 // by Tensor.__new__ alone, which holds none).
 const Tensor* unwrap(pybind11::handle h);

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -50,6 +51,51 @@ std::string python_error_text(const py::error_already_set& e) {
                          : type + " (its str() failed)";
   if (!utf8) PyErr_Clear();
   Py_XDECREF(text);
+  return out;
+}
+
+std::vector<IValue> results_from_python(const FunctionSchema& schema,
+                                        const std::function<std::string()>& what,
+                                        py::handle result) {
+  const auto& returns = schema.returns();
+  std::vector<IValue> out;
+  if (returns.empty() && !schema.is_varret()) {
+    OPD_CHECK_T(TypeError, result.is_none(), "{} returned {}, but the schema declares no result",
+                what(), type_name(result));
+    return out;
+  }
+  std::vector<py::handle> items;
+  if (returns.size() == 1 && !schema.is_varret()) {
+    items.push_back(result);
+  } else {
+    OPD_CHECK_T(TypeError, PyTuple_Check(result.ptr()) || PyList_Check(result.ptr()),
+                "{} returned {}, but the schema declares {} results", what(), type_name(result),
+                returns.size());
+    for (py::handle h : py::reinterpret_borrow<py::sequence>(result)) items.push_back(h);
+    OPD_CHECK_T(TypeError, schema.is_varret() || items.size() == returns.size(),
+                "{} returned {} results, but the schema declares {}", what(), items.size(),
+                returns.size());
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    IValue v;
+    try {
+      v = to_ivalue(items[i]);
+    } catch (const IntOverflowError& e) {
+      throw Error(fmt::format(
+          "{} returned {} in result {}, which does not fit in int64 (the "
+          "schema declares {})",
+          what(), e.value(), i, i < returns.size() ? returns[i].type()->str() : "a vararg"));
+    }
+    if (i >= returns.size()) {
+      out.push_back(std::move(v));
+      continue;
+    }
+    auto converted = bind::convert_argument(v, *returns[i].type(), returns[i].N());
+    OPD_CHECK_T(TypeError, converted.has_value(),
+                "{} returned {} for result {}, which the schema declares {}", what(),
+                type_name(items[i]), i, returns[i].type()->str());
+    out.push_back(std::move(*converted));
+  }
   return out;
 }
 
@@ -160,58 +206,13 @@ class PyKernel final : public OperatorKernel {
         }
         throw PythonKernelError(std::move(message), std::move(e));
       }
-      results = convert_results(schema, what, result);
+      results = results_from_python(schema, what, result);
     }
     stack->erase(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
     for (IValue& r : results) stack->push_back(std::move(r));
   }
 
  private:
-  template <class What>
-  static std::vector<IValue> convert_results(const FunctionSchema& schema, const What& what,
-                                             py::handle result) {
-    const auto& returns = schema.returns();
-    std::vector<IValue> out;
-    if (returns.empty() && !schema.is_varret()) {
-      OPD_CHECK_T(TypeError, result.is_none(), "{} returned {}, but the schema declares no result",
-                  what(), type_name(result));
-      return out;
-    }
-    std::vector<py::handle> items;
-    if (returns.size() == 1 && !schema.is_varret()) {
-      items.push_back(result);
-    } else {
-      OPD_CHECK_T(TypeError, PyTuple_Check(result.ptr()) || PyList_Check(result.ptr()),
-                  "{} returned {}, but the schema declares {} results", what(), type_name(result),
-                  returns.size());
-      for (py::handle h : py::reinterpret_borrow<py::sequence>(result)) items.push_back(h);
-      OPD_CHECK_T(TypeError, schema.is_varret() || items.size() == returns.size(),
-                  "{} returned {} results, but the schema declares {}", what(), items.size(),
-                  returns.size());
-    }
-    for (size_t i = 0; i < items.size(); ++i) {
-      IValue v;
-      try {
-        v = to_ivalue(items[i]);
-      } catch (const IntOverflowError& e) {
-        throw Error(fmt::format(
-            "{} returned {} in result {}, which does not fit in int64 (the "
-            "schema declares {})",
-            what(), e.value(), i, i < returns.size() ? returns[i].type()->str() : "a vararg"));
-      }
-      if (i >= returns.size()) {
-        out.push_back(std::move(v));
-        continue;
-      }
-      auto converted = bind::convert_argument(v, *returns[i].type(), returns[i].N());
-      OPD_CHECK_T(TypeError, converted.has_value(),
-                  "{} returned {} for result {}, which the schema declares {}", what(),
-                  type_name(items[i]), i, returns[i].type()->str());
-      out.push_back(std::move(*converted));
-    }
-    return out;
-  }
-
   std::shared_ptr<PythonCallable> fn_;  // shared with the Library that registered this kernel
   std::string key_name_;
   bool below_autograd_;

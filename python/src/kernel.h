@@ -4,11 +4,15 @@
 
 #include <pybind11/pybind11.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "opd/error.h"
+#include "opd/function_schema.h"
+#include "opd/ivalue.h"
 #include "opd/kernel_function.h"
 
 namespace opd::python {
@@ -31,6 +35,14 @@ class PythonKernelError : public Error {
 // which pybind11 2.10 formats with a traceback and, when formatting fails (at the recursion
 // limit), retries without end. REQUIRES: the GIL.
 std::string python_error_text(const pybind11::error_already_set& e);
+
+// `result`, what a Python function returned for an operator, as the schema's results: None for
+// none, else one value or a tuple/list of them, each converted as opd eval converts an argument
+// of that type (bind::convert_argument). TypeError naming `what()` when it does not fit.
+// REQUIRES: the GIL.
+std::vector<IValue> results_from_python(const FunctionSchema& schema,
+                                        const std::function<std::string()>& what,
+                                        pybind11::handle result);
 
 // Note [Python kernels and the garbage collector]
 // A Python kernel's function often refers to the Library that registered it (a default

@@ -69,5 +69,6 @@ PYBIND11_MODULE(_C, m) {
   opd::python::bind_dispatch_library(m);
   opd::python::bind_plugins(m);
   opd::python::bind_introspection(m);
+  opd::python::bind_python_dispatch(m);
   opd::python::install_warning_handler();
 }
