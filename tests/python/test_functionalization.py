@@ -95,6 +95,7 @@ def test_out_and_factories_inside_the_function():
 @pytest.mark.parametrize(
     "view",
     [
+        lambda b: b,
         lambda b: b.view(-1)[2:5],
         lambda b: b.t()[1],
         lambda b: b.transpose(0, 1)[:, 2],
@@ -109,7 +110,7 @@ def test_out_and_factories_inside_the_function():
         lambda b: b.split(2, dim=1)[1],
         lambda b: b.unbind(0)[2],
     ],
-    ids=["view", "t", "transpose", "permute_unsqueeze", "select", "slice", "diagonal",
+    ids=["base", "view", "t", "transpose", "permute_unsqueeze", "select", "slice", "diagonal",
          "diagonal_offset", "reshape", "squeeze", "narrow", "split", "unbind"],
 )
 def test_a_mutation_through_a_view_reaches_its_base_and_siblings(view):
