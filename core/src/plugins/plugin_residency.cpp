@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -151,9 +152,20 @@ size_t threads_left_running(const std::set<pid_t>& before,
   return n;
 }
 
+// Note [Loads sharing a mapping]
+// A load of a library that is still mapped (unloaded, but a tensor of the earlier load keeps it:
+// a plugin loaded again, which then claims its vendor slot back) gets the same mapping from the
+// loader. Each load's owner holds its own dlopen handle, and the mapping goes with the last
+// handle. So an owner released while others of its mapping remain is not closed yet: its
+// dlclose would unmap nothing and report the library resident ("still mapped after dlclose").
+// It waits for the mapping's last owner; then they all close, in load order, the newest last,
+// whose record (the plugin's current load) sees the mapping go.
+
 // One mapping of a library file, shared by every load the loader answered with it.
 struct Mapping {
   size_t owners = 0;
+  uint64_t loads = 0;                       // owners made for it so far: their load order
+  std::vector<LibraryOwner*> released;      // owners released while others remained
   std::set<pid_t> threads_before;           // before the first load mapped it
   std::set<pid_t> started_in_registration;  // by the first load's registration
   bool registered = false;                  // started_in_registration is known
@@ -175,14 +187,26 @@ Mappings& mappings() {
 void release_owner(LibraryOwner* owner) noexcept {
   Mappings& all = mappings();
   std::optional<Mapping> last;
+  std::vector<LibraryOwner*> closing{owner};  // in load order once sorted
   {
     std::lock_guard lock(all.mutex);
     auto it = all.by_base.find(owner->mapping_base);
-    if (it != all.by_base.end() && --it->second.owners == 0) {
+    if (it != all.by_base.end() && --it->second.owners > 0) {
+      try {
+        it->second.released.push_back(owner);  // Note [Loads sharing a mapping]
+        return;
+      } catch (...) {  // out of memory: close it now, as before the note
+      }
+    } else if (it != all.by_base.end()) {
       last = std::move(it->second);
       all.by_base.erase(it);
+      closing.insert(closing.end(), last->released.begin(), last->released.end());
+      std::sort(closing.begin(), closing.end(), [](const LibraryOwner* a, const LibraryOwner* b) {
+        return a->load_order < b->load_order;
+      });
     }
   }
+  owner = closing.back();  // the newest load: kept or closed last
   size_t left = 0;
   if (last) {
     try {
@@ -193,7 +217,7 @@ void release_owner(LibraryOwner* owner) noexcept {
     }
   }
   if (left == 0) {
-    delete owner;
+    for (LibraryOwner* o : closing) delete o;
     return;
   }
   std::string reason = fmt::format(
@@ -203,7 +227,7 @@ void release_owner(LibraryOwner* owner) noexcept {
   logger()->error("plugin {}: {}", owner->library->path().string(), reason);
   {
     std::lock_guard lock(all.mutex);
-    all.kept.push_back(owner);
+    all.kept.insert(all.kept.end(), closing.begin(), closing.end());
   }
   if (owner->on_kept) {
     try {
@@ -232,6 +256,7 @@ std::set<pid_t> process_threads() {
 std::shared_ptr<LibraryOwner> own_library(std::shared_ptr<PluginLibrary> library,
                                           const void* entry_point, std::set<pid_t> threads_before) {
   LoadedObject object = loaded_object_of(entry_point);
+  uint64_t load_order = 0;
   {
     Mappings& all = mappings();
     std::lock_guard lock(all.mutex);
@@ -240,9 +265,10 @@ std::shared_ptr<LibraryOwner> own_library(std::shared_ptr<PluginLibrary> library
       m.threads_before = std::move(threads_before);
       m.code = std::move(object.code);
     }
+    load_order = ++m.loads;
   }
-  return std::shared_ptr<LibraryOwner>(new LibraryOwner{std::move(library), {}, object.base},
-                                       &release_owner);
+  return std::shared_ptr<LibraryOwner>(
+      new LibraryOwner{std::move(library), {}, object.base, load_order}, &release_owner);
 }
 
 void registration_ran(const LibraryOwner& owner, const std::set<pid_t>& threads_now) {

@@ -46,6 +46,9 @@ struct LibraryOwner {
   PluginLibrary::ClosedFn on_kept;
   // Where the loader mapped it: loads answered with the same mapping share this address.
   uintptr_t mapping_base = 0;
+  // 1 for the mapping's first load, then 2...: owners sharing a mapping close in this order
+  // (Note [Loads sharing a mapping] in plugin_residency.cpp).
+  uint64_t load_order = 0;
 };
 
 // Owns `library`, whose entry point is `entry_point` (any address in its code), opened when the

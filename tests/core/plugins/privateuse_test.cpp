@@ -128,9 +128,11 @@ TEST_F(PrivateUseSlots, TheNameStaysWhileTheDevicesTensorsLive) {
   EXPECT_TRUE(equal(to(a + a, kCpu), iota(4) * 2));
   plugins().unload("acme_device");
   a = Tensor();
-  // (The manager reports the second load "resident": its dlclose left the mapping a's storage
-  // held through the first load's handle.)
-  wait_for_state("acme_device", PluginState::Resident);
+  // Both loads shared one mapping; it goes with a (Note [Loads sharing a mapping]).
+  PluginStatus gone = wait_for_state("acme_device", PluginState::Unloaded);
+  EXPECT_EQ(gone.state, PluginState::Unloaded) << to_string(gone.state) << ": " << gone.reason;
+  EXPECT_FALSE(
+      fixtures::is_mapped(fixtures::plugin_dir() / "acme_device" / "libopd_acme_device.so"));
   EXPECT_EQ(privateuse_backend_name(DeviceType::PrivateUse1), "privateuseone");
   // Free again: another plugin may take the name, and then acme cannot.
   EXPECT_EQ(plugins().load(manifest("slot_claim")).state, PluginState::Loaded);
