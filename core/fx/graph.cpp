@@ -106,10 +106,11 @@ std::string Graph::create_name(std::string_view wanted) {
   if (std::isdigit(static_cast<unsigned char>(candidate[0]))) candidate = "_" + candidate;
   std::string base = candidate;
   int64_t num = 0;
-  if (size_t us = candidate.rfind('_'); us != std::string::npos && us + 1 < candidate.size() &&
-                                        us > 0 &&
-                                        std::all_of(candidate.begin() + us + 1, candidate.end(),
-                                                    [](char c) { return std::isdigit(c); })) {
+  // A suffix of more than 18 digits (no int64_t) stays part of the base.
+  size_t us = candidate.rfind('_');
+  if (us != std::string::npos && us + 1 < candidate.size() && candidate.size() - us - 1 <= 18 &&
+      std::all_of(candidate.begin() + us + 1, candidate.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     base = candidate.substr(0, us);
     num = std::stoll(candidate.substr(us + 1));
     candidate = fmt::format("{}_{}", base, num);
@@ -117,7 +118,7 @@ std::string Graph::create_name(std::string_view wanted) {
   while (used_names_.contains(candidate) || is_illegal_name(candidate)) {
     candidate = fmt::format("{}_{}", base, ++num);
   }
-  used_names_.emplace(candidate, 0);
+  used_names_.insert(candidate);
   return candidate;
 }
 

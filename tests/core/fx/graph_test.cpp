@@ -63,6 +63,14 @@ TEST(FxGraph, NamesShadowNoBuiltinAndKeepTheirSuffix) {
   g.output(Arg::of(add1));
   EXPECT_EQ(sum.name(), "sum_2");
   EXPECT_EQ(add1.name(), "add_1");
+  // torch.fx's _Namespace: illegal characters, a leading digit, keywords, a suffix counted on.
+  Graph names;
+  EXPECT_EQ(names.placeholder("x_1").name(), "x_1");
+  EXPECT_EQ(names.placeholder("a.b-+c").name(), "a_b_c");
+  EXPECT_EQ(names.placeholder("1x").name(), "_1x");
+  EXPECT_EQ(names.placeholder("if").name(), "if_1");
+  EXPECT_EQ(names.placeholder("x_1").name(), "x_2");
+  EXPECT_EQ(names.placeholder("x_07").name(), "x_7");
   EXPECT_EQ(g.code(),
             "\n\n\ndef forward(self, x_1, sum_1, y_1 = 2):\n"
             "    sum_2 = opdispatch.ops.aten.sum.default(x_1);  x_1 = None\n"

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,7 +121,7 @@ class Graph {
 
   std::vector<std::unique_ptr<Node>> nodes_;
   std::map<std::string, Tensor, std::less<>> attributes_;
-  std::map<std::string, int, std::less<>> used_names_;
+  std::set<std::string, std::less<>> used_names_;
   bool has_output_ = false;
 };
 
