@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "functionalize/functional_tensor.h"
@@ -23,42 +25,42 @@ namespace {
 // unsqueeze, a sum for expand). With remove="mutations" the view is replayed as the view
 // operator itself; with remove="mutations_and_views" (reapply_views() false when the view is
 // made) as its copy: aten::<view>_copy where the dispatcher has it, else the view followed by a
-// contiguous clone, and the inverses clone their view results too, so that no value aliases
-// another. reshape, flatten, narrow, split, unbind, squeeze() and the other
-// CompositeImplicitAutograd views reach this layer already decomposed into these. A view this
-// file has no kernel for (as_strided: no as_strided_scatter to write it back) is refused by the
-// fallback (Note [Functionalize fallback]).
+// contiguous clone, and so are the views the inverses make, so that no value aliases another.
+// reshape, flatten, narrow, split, unbind, squeeze() and the other CompositeImplicitAutograd views
+// reach this layer already decomposed into these. A view this file has no kernel for (as_strided:
+// no as_strided_scatter to write it back) is refused by the fallback (Note [Functionalize
+// fallback]).
 
 using Args = std::vector<IValue>;
-// Writes `mutated`, a changed value of the view that `args` make of `base`, back into base.
-using Inverse = Tensor (*)(const Tensor& base, const Tensor& mutated, const Args& args);
+// Writes `mutated`, a changed value of the view that `args` make of `base`, back into base;
+// `reapply` false: with no value aliasing another.
+using Inverse = Tensor (*)(const Tensor& base, const Tensor& mutated, const Args& args,
+                           bool reapply);
 
-Tensor contiguous_copy(const Tensor& t) { return opd::clone(t, MemoryFormat::Contiguous); }
-
-// The view operator `op` applied to `base` with the other arguments of `args`.
-Tensor replay(const OperatorHandle& op, const Args& args, const Tensor& base) {
-  Stack s(args.begin(), args.end());
-  s[0] = IValue(base);
-  op.call_boxed(&s);
-  return std::move(s[0]).to_tensor();
+// The view operator `name.overload` on `args` (args[0] the tensor viewed); `reapply` false: its
+// copy instead, aten::<name>_copy where the dispatcher has it, else the view made contiguous.
+Tensor view_op(const std::string& name, const std::string& overload, Args args, bool reapply) {
+  std::optional<OperatorHandle> op;
+  if (!reapply) op = find_operator(name + "_copy", overload);
+  const bool copy_op = op.has_value();
+  if (!op) op = find_operator_or_throw(name, overload);
+  Stack s(std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+  op->call_boxed(&s);
+  Tensor t = std::move(s[0]).to_tensor();
+  return reapply || copy_op ? t : opd::clone(t, MemoryFormat::Contiguous);
 }
 
 ViewMeta make_meta(const OperatorHandle& op, Args args, Inverse inverse, bool reapply) {
   args[0] = IValue();  // the base is given at each replay
   ViewMeta m;
-  std::optional<OperatorHandle> copy_op;
-  if (!reapply) {
-    const OperatorName& on = op.operator_name();
-    copy_op = find_operator(on.name + "_copy", on.overload_name);
-  }
-  m.forward = [op, copy_op, args, reapply](const Tensor& base) {
-    if (reapply) return replay(op, args, base);
-    if (copy_op) return replay(*copy_op, args, base);
-    return contiguous_copy(replay(op, args, base));
+  const OperatorName& on = op.operator_name();
+  m.forward = [name = on.name, overload = on.overload_name, args, reapply](const Tensor& base) {
+    Args a = args;
+    a[0] = IValue(base);
+    return view_op(name, overload, std::move(a), reapply);
   };
   m.reverse = [args, inverse, reapply](const Tensor& base, const Tensor& mutated) {
-    Tensor t = inverse(base, mutated, args);
-    return reapply ? t : contiguous_copy(t);
+    return inverse(base, mutated, args, reapply);
   };
   return m;
 }
@@ -95,49 +97,55 @@ void view_kernel(const OperatorHandle& op, Stack* stack) {
 
 int64_t wrap(int64_t dim, int64_t ndim) { return maybe_wrap_dim(dim, ndim); }
 
-Tensor view_inverse(const Tensor& base, const Tensor& mutated, const Args&) {
-  return mutated.view(base.sizes());
+Tensor view_inverse(const Tensor& base, const Tensor& mutated, const Args&, bool reapply) {
+  return view_op("aten::view", "", {IValue(mutated), IValue(base.sizes())}, reapply);
 }
 
-Tensor alias_inverse(const Tensor&, const Tensor& mutated, const Args&) { return mutated; }
-
-Tensor transpose_inverse(const Tensor&, const Tensor& mutated, const Args& a) {
-  return opd::transpose(mutated, a[1].to_int(), a[2].to_int());
+Tensor alias_inverse(const Tensor&, const Tensor& mutated, const Args&, bool reapply) {
+  return reapply ? mutated : view_op("aten::alias", "", {IValue(mutated)}, reapply);
 }
 
-Tensor t_inverse(const Tensor&, const Tensor& mutated, const Args&) { return opd::t(mutated); }
+Tensor transpose_inverse(const Tensor&, const Tensor& mutated, const Args& a, bool reapply) {
+  return view_op("aten::transpose", "int", {IValue(mutated), a[1], a[2]}, reapply);
+}
 
-Tensor permute_inverse(const Tensor& base, const Tensor& mutated, const Args& a) {
+Tensor t_inverse(const Tensor&, const Tensor& mutated, const Args&, bool reapply) {
+  return view_op("aten::t", "", {IValue(mutated)}, reapply);
+}
+
+Tensor permute_inverse(const Tensor& base, const Tensor& mutated, const Args& a, bool reapply) {
   const std::vector<int64_t>& dims = a[1].to_int_list();
   std::vector<int64_t> inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) {
     inverse[static_cast<size_t>(wrap(dims[i], base.dim()))] = static_cast<int64_t>(i);
   }
-  return opd::permute(mutated, inverse);
+  return view_op("aten::permute", "", {IValue(mutated), IValue(std::move(inverse))}, reapply);
 }
 
-Tensor squeeze_dim_inverse(const Tensor& base, const Tensor& mutated, const Args& a) {
-  if (base.dim() == 0) return mutated.view(base.sizes());
+Tensor squeeze_dim_inverse(const Tensor& base, const Tensor& mutated, const Args& a, bool reapply) {
+  if (base.dim() == 0) return view_inverse(base, mutated, a, reapply);
   const int64_t d = wrap(a[1].to_int(), base.dim());
-  return base.size(d) == 1 ? opd::unsqueeze(mutated, d) : mutated;
+  if (base.size(d) != 1) return mutated;
+  return view_op("aten::unsqueeze", "", {IValue(mutated), IValue(d)}, reapply);
 }
 
-Tensor unsqueeze_inverse(const Tensor&, const Tensor& mutated, const Args& a) {
-  return opd::squeeze(mutated, wrap(a[1].to_int(), mutated.dim()));
+Tensor unsqueeze_inverse(const Tensor&, const Tensor& mutated, const Args& a, bool reapply) {
+  const int64_t d = wrap(a[1].to_int(), mutated.dim());
+  return view_op("aten::squeeze", "dim", {IValue(mutated), IValue(d)}, reapply);
 }
 
 // expand's inverse sums the broadcast dimensions back (PyTorch's at::sum_to).
-Tensor expand_inverse(const Tensor& base, const Tensor& mutated, const Args&) {
+Tensor expand_inverse(const Tensor& base, const Tensor& mutated, const Args& a, bool reapply) {
   const int64_t leading = mutated.dim() - base.dim();
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < mutated.dim(); ++i) {
     if (i < leading || (base.size(i - leading) == 1 && mutated.size(i) != 1)) dims.push_back(i);
   }
   const Tensor summed = dims.empty() ? mutated : opd::sum(mutated, dims, /*keepdim=*/true);
-  return summed.view(base.sizes());
+  return view_inverse(base, summed, a, reapply);
 }
 
-Tensor select_inverse(const Tensor& base, const Tensor& mutated, const Args& a) {
+Tensor select_inverse(const Tensor& base, const Tensor& mutated, const Args& a, bool) {
   return opd::select_scatter(base, mutated, a[1].to_int(), a[2].to_int());
 }
 
@@ -146,12 +154,12 @@ std::optional<int64_t> optional_int(const IValue& v) {
   return v.to_int();
 }
 
-Tensor slice_inverse(const Tensor& base, const Tensor& mutated, const Args& a) {
+Tensor slice_inverse(const Tensor& base, const Tensor& mutated, const Args& a, bool) {
   return opd::slice_scatter(base, mutated, a[1].to_int(), optional_int(a[2]), optional_int(a[3]),
                             a[4].to_int());
 }
 
-Tensor diagonal_inverse(const Tensor& base, const Tensor& mutated, const Args& a) {
+Tensor diagonal_inverse(const Tensor& base, const Tensor& mutated, const Args& a, bool) {
   return opd::diagonal_scatter(base, mutated, a[1].to_int(), a[2].to_int(), a[3].to_int());
 }
 

@@ -113,7 +113,8 @@ def test_out_and_factories_inside_the_function():
     ids=["base", "view", "t", "transpose", "permute_unsqueeze", "select", "slice", "diagonal",
          "diagonal_offset", "reshape", "squeeze", "narrow", "split", "unbind"],
 )
-def test_a_mutation_through_a_view_reaches_its_base_and_siblings(view):
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+def test_a_mutation_through_a_view_reaches_its_base_and_siblings(view, remove):
     def f(a):
         b = a * 2
         other = b[0]  # an alias made before the mutation sees it too
@@ -121,7 +122,7 @@ def test_a_mutation_through_a_view_reaches_its_base_and_siblings(view):
         v.mul_(10).add_(1)
         return b + other.sum()
 
-    _check(f)
+    _check(f, remove=remove)
 
 
 @pytest.mark.parametrize("grad", [True, False], ids=["grad", "no_grad"])
