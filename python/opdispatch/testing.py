@@ -14,7 +14,7 @@ from .library import Library, opcheck
 from .tracing import trace
 
 __all__ = ["override_kernel", "scoped_plugin", "count_calls", "assert_no_dangling_impls",
-           "opcheck"]
+           "opcheck", "capture_ops"]
 
 
 def _split(op):
@@ -134,3 +134,28 @@ if _pytest is not None:
         new = set(_C._dispatch_find_dangling_impls()) - before
         assert not new, "the test left dangling impls:\n" + "\n".join(sorted(new))
         _C._dispatch_check_all_invariants()
+
+
+@_contextlib.contextmanager
+def capture_ops():
+    """Records every operator call of this thread inside the block, below autograd (each
+    once, as the backend sees it: autograd has recorded it already), as a list of
+    ``(func, args, kwargs)``: ``func`` the ``opdispatch.ops`` OpOverload, ``args`` and
+    ``kwargs`` as ``__torch_dispatch__`` receives them (defaults left out). The calls still run::
+
+        with capture_ops() as calls:
+            x + y
+        calls[0][0] is opdispatch.ops.aten.add.Tensor
+    """
+    from .utils._python_dispatch import TorchDispatchMode
+
+    calls = []
+
+    class CaptureMode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            calls.append((func, args, kwargs))
+            return func(*args, **kwargs)
+
+    with CaptureMode():
+        yield calls

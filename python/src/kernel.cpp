@@ -77,6 +77,12 @@ std::vector<IValue> results_from_python(const FunctionSchema& schema,
                 returns.size());
   }
   for (size_t i = 0; i < items.size(); ++i) {
+    // None for a Tensor result is an undefined tensor, as torch takes it (convolution_backward's
+    // gradients that output_mask did not ask for).
+    if (items[i].is_none() && i < returns.size() && returns[i].type()->kind() == TypeKind::Tensor) {
+      out.emplace_back(Tensor());
+      continue;
+    }
     IValue v;
     try {
       v = to_ivalue(items[i]);

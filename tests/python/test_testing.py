@@ -165,3 +165,25 @@ def test_the_pytest_plugin_fails_a_test_that_leaves_a_dangling_impl(tmp_path):
     assert "name: tstplug::nope" in proc.stdout
     # The leaking test passes and its teardown errors (pytest counts both); the clean one passes.
     assert "2 passed, 1 error" in proc.stdout
+
+
+def test_capture_ops_lists_the_calls_below_autograd():
+    from opdispatch.testing import capture_ops
+
+    x = opd.ones(2, requires_grad=True)
+    with capture_ops() as calls:
+        y = (x * 3).sum()
+    assert [(str(f), len(a), k) for f, a, k in calls] == [("aten.mul.Tensor", 2, {}),
+                                                         ("aten.sum.default", 1, {})]
+    func, args, kwargs = calls[0]
+    # args[0] is x's tensor (a new Python object for it: plain tensors keep no object identity).
+    assert func is opd.ops.aten.mul.Tensor and args[0].data_ptr() == x.data_ptr() and args[1] == 3
+    assert y.grad_fn is not None  # autograd recorded the calls above the capture
+    with capture_ops() as calls:
+        opd.add(x.detach(), x.detach(), alpha=2)
+    assert calls[-1][0] is opd.ops.aten.add.Tensor and calls[-1][2] == {"alpha": 2}
+    with capture_ops() as outer:
+        with capture_ops() as inner:
+            opd.ones(1).neg()
+    assert [str(c[0]) for c in inner] == [str(c[0]) for c in outer] == [
+        "aten.ones.default", "aten.neg.default"]
