@@ -155,6 +155,7 @@ void run_mutating(const OperatorHandle& op, Stack* stack, size_t begin) {
   for (size_t i = 0; i < num_args; ++i) {
     if (fv.keep_argument[i]) call.push_back(original[i]);
   }
+  call.insert(call.end(), fv.extra_arguments.begin(), fv.extra_arguments.end());
   unwrap_arguments(call, 0, call.size());
   {
     ExcludeFunctionalize below;

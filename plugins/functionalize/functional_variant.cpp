@@ -131,6 +131,18 @@ std::unique_ptr<FunctionalVariant> find_variant(const OperatorHandle& op) {
     }
     return v;
   }
+  // PyTorch's zero_ pairs with aten::zero, which torchgen generates and our manifest lacks;
+  // fill_(self, 0) is what zero_ computes.
+  if (on.name == "aten::zero_" && on.overload_name.empty() &&
+      find_operator("aten::fill", "Scalar")) {
+    auto v = std::make_unique<FunctionalVariant>();
+    v->name = "aten::fill";
+    v->overload = "Scalar";
+    v->keep_argument = {true};
+    v->written_arguments = {0};
+    v->extra_arguments = {IValue(int64_t{0})};
+    return v;
+  }
   return nullptr;
 }
 

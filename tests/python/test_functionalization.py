@@ -158,6 +158,16 @@ def test_input_mutations_are_written_back():
                      "aten::select_scatter", "aten::sum"]
 
 
+def test_zero_runs_as_a_fill():
+    def f(a):
+        b = a * 1
+        b[1].zero_()
+        a.t()[0].zero_()
+        return b
+
+    _check(f)
+
+
 def test_input_mutation_through_a_view_is_written_back():
     def f(a):
         v = a.view(4, 3)
