@@ -146,6 +146,21 @@ TEST_F(PrivateUseSlots, TheNameStaysWhileTheDevicesTensorsLive) {
   unload_device("slot_claim");
 }
 
+// A reload registers the new version (a private copy of the library) before the old one goes:
+// the plugin claims its name again and keeps its slot. (slot_claim: the acme device cannot be
+// reloaded, its device guard refuses a second registration of itself.)
+TEST_F(PrivateUseSlots, AReloadKeepsTheSlot) {
+  EXPECT_EQ(load_device("acme_device2", "acmetwo"), DeviceType::PrivateUse1);
+  EXPECT_EQ(load_device("slot_claim", "acme"), DeviceType::PrivateUse2);
+  ASSERT_EQ(plugins().reload("slot_claim").state, PluginState::Loaded);
+  EXPECT_EQ(privateuse_slot_named("acme"), DeviceType::PrivateUse2);
+  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse2), "plugin 'slot_claim'");
+  unload_device("slot_claim");
+  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse2), "");
+  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse1), "plugin 'acme_device2'");
+  unload_device("acme_device2");
+}
+
 TEST_F(PrivateUseSlots, AManifestDeclaresTheSlotsAPluginMayClaim) {
   const std::string refused = load_error(manifest("slot_undeclared"));
   EXPECT_TRUE(contains(refused,
