@@ -316,6 +316,28 @@ def test_an_unloaded_plugin_stays_mapped_while_a_functional_tensor_lives():
     np.testing.assert_allclose(functionalize(lambda a: a.add_(1))(opd.ones(2)).numpy(), [2, 2])
 
 
+def test_capture_ops_sees_only_functional_operators_and_the_write_back():
+    from opdispatch.testing import capture_ops
+
+    def f(a):
+        b = a + 1
+        b.view(-1).add_(1)
+        a.t()[0].mul_(2)
+        return b
+
+    x, tx = _inputs()
+    with capture_ops() as calls:
+        out = functionalize(f)(x)
+    names = [func.name() for func, _, _ in calls]
+    assert names == ["aten::add.Tensor", "aten::view", "aten::add.Scalar", "aten::t",
+                     "aten::select.int", "aten::mul.Scalar", "aten::view", "aten::t",
+                     "aten::select_scatter", "aten::t", "aten::copy_"]
+    assert [func._schema.is_mutable for func, _, _ in calls].count(True) == 1
+    assert calls[-1][1][0].data_ptr() == x.data_ptr()  # the write-back into the caller's tensor
+    np.testing.assert_allclose(out.numpy(), f(tx).numpy())
+    np.testing.assert_allclose(x.numpy(), tx.numpy())
+
+
 def _make_fx():
     from opdispatch.fx.experimental.proxy_tensor import make_fx
 
