@@ -43,7 +43,17 @@ void for_each_node(const Node& n, const F& f) {
 
 // The body and the def line, as torch.fx's _gen_python_code; `verbose` adds the stack trace
 // summary, which a capture does not record: the one "No stacktrace" line print_readable shows.
-std::string python_code(const std::vector<std::unique_ptr<Node>>& nodes, bool verbose) {
+// The output's leaves, in order (torch's pytree flattening of the output).
+void flatten(const Arg& a, std::vector<Arg>* leaves) {
+  if (a.kind == Arg::Kind::List || a.kind == Arg::Kind::Tuple) {
+    for (const Arg& item : a.items) flatten(item, leaves);
+  } else {
+    leaves->push_back(a);
+  }
+}
+
+std::string python_code(const std::vector<std::unique_ptr<Node>>& nodes,
+                        const std::vector<std::string>& pytree_args, bool verbose) {
   // Each value is freed after its last use: walking backwards, the first user seen of a node is
   // its last; users list what they free in the order they refer to them.
   std::map<const Node*, const Node*> last_use;
@@ -86,7 +96,14 @@ std::string python_code(const std::vector<std::unique_ptr<Node>>& nodes, bool ve
         }
         break;
       case Node::Op::Output:
-        body += "return " + arg_repr(n.args()[0]) + "\n";
+        if (pytree_args.empty()) {
+          body += "return " + arg_repr(n.args()[0]) + "\n";
+        } else {
+          std::vector<Arg> leaves;
+          flatten(n.args()[0], &leaves);
+          body += fmt::format("return pytree.tree_unflatten({}, self._out_spec)\n",
+                              arg_repr(Arg::list(std::move(leaves))));
+        }
         continue;
     }
     if (auto it = frees.find(&n); it != frees.end()) {
@@ -106,17 +123,28 @@ std::string python_code(const std::vector<std::unique_ptr<Node>>& nodes, bool ve
     code += "\n";
     start = end + 1;
   }
-  return fmt::format("\n\n\ndef forward({}):\n{}", fmt::join(free_vars, ", "), code);
+  if (pytree_args.empty()) {
+    return fmt::format("\n\n\ndef forward({}):\n{}", fmt::join(free_vars, ", "), code);
+  }
+  // _PyTreeCodeGen.gen_fn_def: the program's arguments, and the placeholders (without self)
+  // unpacked from them on the def's next line.
+  std::string def = fmt::format("def forward(self, {}):", fmt::join(pytree_args, ", "));
+  if (free_vars.size() > 1) {
+    def += fmt::format("\n    {}, = fx_pytree.tree_flatten_spec([{}], self._in_spec)",
+                       fmt::join(free_vars.begin() + 1, free_vars.end(), ", "),
+                       fmt::join(pytree_args, ", "));
+  }
+  return fmt::format("\n\n\n{}\n{}", def, code);
 }
 
 }  // namespace
 
-std::string Graph::code() const { return python_code(nodes_, /*verbose=*/false); }
+std::string Graph::code() const { return python_code(nodes_, pytree_args_, /*verbose=*/false); }
 
 // GraphModule.print_readable: the verbose code without its leading newlines, as a method of
 // the class, every line after the first indented by four spaces (torch's _addindent).
 std::string Graph::readable(std::string_view class_name) const {
-  std::string code = python_code(nodes_, /*verbose=*/true);
+  std::string code = python_code(nodes_, pytree_args_, /*verbose=*/true);
   code.erase(0, code.find_first_not_of('\n'));
   std::string text = fmt::format("class {}(torch.nn.Module):\n{}", class_name, code);
   std::string out;

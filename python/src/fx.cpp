@@ -73,6 +73,7 @@ IValue output_of(py::handle result) {
 void bind_fx(py::module_& m) {
   py::class_<fx::Graph, std::shared_ptr<fx::Graph>>(m, "_FxGraph")
       .def_property_readonly("code", &fx::Graph::code)
+      .def_property_readonly("pytree_arguments", &fx::Graph::pytree_arguments)
       .def("readable", &fx::Graph::readable, py::arg("class_name"))
       .def("__len__", [](const fx::Graph& g) { return g.nodes().size(); })
       .def("node_info", &node_info, py::arg("index"), py::arg("ref"))
@@ -107,6 +108,10 @@ void bind_fx(py::module_& m) {
           py::arg("name"), py::arg("value"), py::arg("default") = py::ellipsis())
       .def("set_output",
            [](fx::CaptureMode& mode, py::handle result) { mode.set_output(output_of(result)); })
+      .def("set_pytree_arguments",
+           [](fx::CaptureMode& mode, std::vector<std::string> names) {
+             mode.graph().set_pytree_arguments(std::move(names));
+           })
       .def("take_graph", &fx::CaptureMode::take_graph)
       .def("__enter__",
            [](const std::shared_ptr<fx::CaptureMode>& mode) { push_dispatch_mode(mode); })

@@ -215,3 +215,25 @@ def test_fake_tracing_mode_runs_under_fake_tensor_mode():
         "    mul = opdispatch.ops.aten.mul.Tensor(sum_1, 2);  sum_1 = None\n"
         "    return mul\n    ")
     assert g(opdispatch.ones(2, 3), opdispatch.ones(3, 4)).tolist() == [24., 24.]
+
+
+def test_list_and_dict_inputs_use_the_pytree_code():
+    # torch 1.13's make_fx output for the same functions.
+    g = make_fx(lambda xs, y: xs[0] + xs[1] * y)(
+        [opdispatch.ones(2), opdispatch.ones(2)], opdispatch.ones(2))
+    assert g.code == (
+        "\n\n\ndef forward(self, xs, y):\n"
+        "    xs_1, xs_2, y_1, = fx_pytree.tree_flatten_spec([xs, y], self._in_spec)\n"
+        "    mul = opdispatch.ops.aten.mul.Tensor(xs_2, y_1);  xs_2 = y_1 = None\n"
+        "    add = opdispatch.ops.aten.add.Tensor(xs_1, mul);  xs_1 = mul = None\n"
+        "    return pytree.tree_unflatten([add], self._out_spec)\n    ")
+    a, b, c = opdispatch.tensor([1., 2.]), opdispatch.tensor([3., 4.]), opdispatch.tensor([5., 6.])
+    assert g([a, b], c).tolist() == [16., 26.]
+    g = make_fx(lambda d: (d["a"].neg(), [d["b"]]))({"a": a, "b": b})
+    assert g.code == (
+        "\n\n\ndef forward(self, d):\n"
+        "    d_1, d_2, = fx_pytree.tree_flatten_spec([d], self._in_spec)\n"
+        "    neg = opdispatch.ops.aten.neg.default(d_1);  d_1 = None\n"
+        "    return pytree.tree_unflatten([neg, d_2], self._out_spec)\n    ")
+    neg, (same,) = g({"a": b, "b": c})
+    assert neg.tolist() == [-3., -4.] and same.data_ptr() == c.data_ptr()

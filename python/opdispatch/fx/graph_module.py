@@ -26,10 +26,13 @@ class GraphModule:
         return text
 
     def forward(self, *args):
+        if self._c.pytree_arguments:
+            from .experimental.proxy_tensor import tree_leaves
+
+            args = tree_leaves(list(args))
         return self._c.run(*args)
 
-    def __call__(self, *args):
-        return self._c.run(*args)
+    __call__ = forward
 
     def __str__(self):
         return f"{self._class_name}()\n\n\n{self.code}"

@@ -112,6 +112,23 @@ TEST(FxGraph, PrintsConstantsKeywordsGetitemAndTuples) {
   EXPECT_THROW(empty.output(Arg::of(IValue())), Error);
 }
 
+TEST(FxGraph, PrintsThePytreeCodeForStructuredInputs) {
+  Graph g;
+  g.set_pytree_arguments({"xs", "y"});
+  const Node& x1 = g.placeholder("xs_1");
+  const Node& x2 = g.placeholder("xs_1");
+  const Node& y = g.placeholder("y_1");
+  const Node& mul = g.call_function(op("aten::mul", "Tensor"), {Arg::of(x2), Arg::of(y)});
+  const Node& add = g.call_function(op("aten::add", "Tensor"), {Arg::of(x1), Arg::of(mul)});
+  g.output(Arg::tuple({Arg::of(add), Arg::list({Arg::of(x1)})}));
+  EXPECT_EQ(g.code(),
+            "\n\n\ndef forward(self, xs, y):\n"
+            "    xs_1, xs_2, y_1, = fx_pytree.tree_flatten_spec([xs, y], self._in_spec)\n"
+            "    mul = opdispatch.ops.aten.mul.Tensor(xs_2, y_1);  xs_2 = y_1 = None\n"
+            "    add = opdispatch.ops.aten.add.Tensor(xs_1, mul);  mul = None\n"
+            "    return pytree.tree_unflatten([add, xs_1], self._out_spec)\n    ");
+}
+
 TEST(FxGraph, RunsItsOperatorsAgain) {
   load_plugins();
   Graph g;

@@ -55,13 +55,22 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
         fake_mode = contextlib.nullcontext()
         if tracing_mode == "fake":
             fake_mode = _fake_tensor_mode()
-            args = tuple(fake_mode.from_tensor(a) if isinstance(a, Tensor) else a for a in args)
+            args = _tree_map(lambda a: fake_mode.from_tensor(a) if isinstance(a, Tensor) else a,
+                             args)
         mode = _C._FxCaptureMode()
-        for (name, default), value in zip(_placeholder_names(f, len(args)), args):
-            if default is ... or _is_constant(default):
-                mode.add_input(name, value, default)
-            else:
-                mode.add_input(name, value)
+        names = _placeholder_names(f, len(args))
+        if any(isinstance(a, (list, tuple, dict)) for a in args):
+            # torch's pytree code generation: a placeholder per leaf, named after its argument.
+            mode.set_pytree_arguments([name[:-2] for name, _ in names])
+            for (name, _), value in zip(names, args):
+                for leaf in tree_leaves(value):
+                    mode.add_input(name, leaf)
+        else:
+            for (name, default), value in zip(names, args):
+                if default is ... or _is_constant(default):
+                    mode.add_input(name, value, default)
+                else:
+                    mode.add_input(name, value)
         # The fake mode first, below the capture: each operator the capture records is then
         # computed by the fake mode, on the Meta kernels.
         with fake_mode, mode:
@@ -70,6 +79,25 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
         return GraphModule(mode.take_graph(), getattr(f, "__name__", "GraphModule"))
 
     return wrapped
+
+
+def _tree_map(fn, tree):
+    if isinstance(tree, (list, tuple)):
+        items = [_tree_map(fn, item) for item in tree]
+        return items if isinstance(tree, list) else tuple(items)
+    if isinstance(tree, dict):
+        return {k: _tree_map(fn, v) for k, v in tree.items()}
+    return fn(tree)
+
+
+def tree_leaves(tree):
+    """The leaves of nested lists, tuples and dicts (a dict's values in its order), as torch's
+    pytree flattens them."""
+    if isinstance(tree, (list, tuple)):
+        return [leaf for item in tree for leaf in tree_leaves(item)]
+    if isinstance(tree, dict):
+        return [leaf for item in tree.values() for leaf in tree_leaves(item)]
+    return [tree]
 
 
 def _fake_tensor_mode():

@@ -101,6 +101,14 @@ class Graph {
   // The get_attr nodes' tensors, by name.
   const std::map<std::string, Tensor, std::less<>>& attributes() const { return attributes_; }
 
+  // torch.fx's pytree code generation (_PyTreeCodeGen), which make_fx uses when an input is a
+  // list, tuple or dict: forward takes the program's own arguments (`names`), flattens them
+  // into the placeholders (`xs_1, xs_2, y_1, = fx_pytree.tree_flatten_spec([xs, y],
+  // self._in_spec)`) and returns the output's leaves through pytree.tree_unflatten. run() still
+  // takes the placeholders' values (the leaves) and returns the output's structure.
+  void set_pytree_arguments(std::vector<std::string> names) { pytree_args_ = std::move(names); }
+  const std::vector<std::string>& pytree_arguments() const { return pytree_args_; }
+
   // torch.fx's GraphModule.code: "\n\n\ndef forward(self, x_1):\n    neg = ..." with each
   // value freed after its last use (`;  x_1 = None`). Operators print as
   // opdispatch.ops.<namespace>.<name>.<overload> ("default" for the unnamed overload),
@@ -123,6 +131,7 @@ class Graph {
   std::map<std::string, Tensor, std::less<>> attributes_;
   std::set<std::string, std::less<>> used_names_;
   bool has_output_ = false;
+  std::vector<std::string> pytree_args_;  // empty: the plain code generation
 };
 
 // The Python source of a constant as torch.fx prints it: 2, 1.5, 1e-05, inf, nan, True, None,
