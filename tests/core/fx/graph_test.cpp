@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "opd/bind/tensor_values.h"
 #include "opd/fx/capture.h"
 #include "opd/opd.h"
@@ -186,6 +189,28 @@ TEST(FxCapture, TensorsFromOutsideAreAttributesAndWrappedNumbersNumbers) {
             "    return mul\n    ");
   ASSERT_EQ(g->attributes().count("_tensor_constant0"), 1u);
   EXPECT_EQ(g->run({IValue(full({2}, 2.0))}).to_tensor().sum().item<float>(), 28.0f);
+}
+
+TEST(FxCapture, RecordsOnlyItsOwnThread) {
+  load_plugins();
+  Tensor x = ones({2});
+  std::atomic<bool> capturing{false}, done{false};
+  std::thread other([&] {
+    while (!capturing.load()) std::this_thread::yield();
+    for (int i = 0; i < 50; ++i) (void)x.exp();  // concurrent with the capture, not in it
+    done = true;
+  });
+  std::shared_ptr<Graph> g = capture({{"x", IValue(x)}}, [&] {
+    capturing = true;
+    Tensor y = x.neg();
+    while (!done.load()) std::this_thread::yield();
+    return IValue(y);
+  });
+  other.join();
+  EXPECT_EQ(g->code(),
+            "\n\n\ndef forward(self, x_1):\n"
+            "    neg = opdispatch.ops.aten.neg.default(x_1);  x_1 = None\n"
+            "    return neg\n    ");
 }
 
 }  // namespace
