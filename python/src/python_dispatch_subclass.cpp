@@ -31,6 +31,7 @@
 #include "convert.h"
 #include "gil.h"
 #include "opd/dispatch_mode.h"
+#include "opd/layout.h"
 #include "python_dispatch.h"
 
 namespace py = pybind11;
@@ -70,10 +71,25 @@ void follow(SubclassState* s, py::handle obj) {
   s->weakref = ref;
 }
 
+// torch 1.13's keywords: memory_format is taken and ignored as torch's (the strides default to
+// contiguous ones), pin_memory has nothing to pin (the wrapper has no memory); a layout other
+// than strided, and sizes, strides or the device answered by Python, are not supported.
 py::object make_wrapper_subclass(py::handle cls, const std::vector<int64_t>& size,
                                  std::optional<std::vector<int64_t>> strides,
-                                 std::optional<int64_t> storage_offset, py::handle dtype,
-                                 py::handle device, bool requires_grad) {
+                                 std::optional<int64_t> storage_offset, py::handle memory_format,
+                                 py::handle dtype, py::handle layout, py::handle device,
+                                 bool pin_memory, bool requires_grad,
+                                 py::handle dispatch_sizes_strides_policy, bool dispatch_device) {
+  (void)memory_format;
+  (void)pin_memory;
+  OPD_CHECK_T(NotImplementedError,
+              layout.is_none() || (py::isinstance<LayoutObject>(layout) &&
+                                   layout.cast<LayoutObject>().layout == Layout::Strided),
+              "_make_wrapper_subclass: only the strided layout is supported, not {}",
+              py::str(layout).cast<std::string>());
+  OPD_CHECK_T(NotImplementedError, dispatch_sizes_strides_policy.is_none() && !dispatch_device,
+              "_make_wrapper_subclass: dispatch_sizes_strides_policy and dispatch_device are not "
+              "supported: sizes, strides and the device are the wrapper's own");
   OPD_CHECK_T(TypeError,
               PyType_Check(cls.ptr()) &&
                   PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), tensor_type()),
@@ -154,11 +170,13 @@ py::object subclass_object(const Tensor& t) {
 
 void bind_python_dispatch_subclass(py::module_& m) {
   py::object tensor = m.attr("Tensor");
-  tensor.attr("_make_wrapper_subclass") = py::staticmethod(
-      py::cpp_function(&make_wrapper_subclass, py::arg("cls"), py::arg("size"), py::kw_only(),
-                       py::arg("strides") = py::none(), py::arg("storage_offset") = py::none(),
-                       py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-                       py::arg("requires_grad") = false));
+  tensor.attr("_make_wrapper_subclass") = py::staticmethod(py::cpp_function(
+      &make_wrapper_subclass, py::arg("cls"), py::arg("size"), py::kw_only(),
+      py::arg("strides") = py::none(), py::arg("storage_offset") = py::none(),
+      py::arg("memory_format") = py::none(), py::arg("dtype") = py::none(),
+      py::arg("layout") = py::none(), py::arg("device") = py::none(), py::arg("pin_memory") = false,
+      py::arg("requires_grad") = false, py::arg("dispatch_sizes_strides_policy") = py::none(),
+      py::arg("dispatch_device") = false));
   // A subclass's __new__ returns the wrapper, and Python then calls __init__ on it with the same
   // arguments (torch's Tensor.__init__ takes and ignores them); a Tensor made otherwise still
   // has no constructor.

@@ -361,11 +361,20 @@ def test_not_implemented_from_every_subclass_is_a_type_error():
         Refuses([2]).neg()
     with pytest.raises(TypeError, match="cls must be a subclass of Tensor"):
         opd.Tensor._make_wrapper_subclass(int, [2])
+
     class NoDispatch(opd.Tensor):
         pass
 
     with pytest.raises(TypeError, match="NoDispatch must define __torch_dispatch__"):
         opd.Tensor._make_wrapper_subclass(NoDispatch, [2])
+    r = opd.Tensor._make_wrapper_subclass(Refuses, [2, 3], layout=opd.strided, pin_memory=False,
+                                          memory_format=opd.contiguous_format,
+                                          storage_offset=1, strides=[1, 2])
+    assert r.shape == (2, 3) and r.stride() == (1, 2) and r.storage_offset() == 1
+    with pytest.raises(NotImplementedError, match="only the strided layout"):
+        opd.Tensor._make_wrapper_subclass(Refuses, [2], layout=opd.sparse_coo)
+    with pytest.raises(NotImplementedError, match="dispatch_device are not supported"):
+        opd.Tensor._make_wrapper_subclass(Refuses, [2], dispatch_device=True)
     with pytest.raises(TypeError, match="No constructor defined"):
         opd.Tensor()
 
