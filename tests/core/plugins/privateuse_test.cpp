@@ -147,18 +147,25 @@ TEST_F(PrivateUseSlots, TheNameStaysWhileTheDevicesTensorsLive) {
 }
 
 // A reload registers the new version (a private copy of the library) before the old one goes:
-// the plugin claims its name again and keeps its slot. (slot_claim: the acme device cannot be
-// reloaded, its device guard refuses a second registration of itself.)
+// the plugin claims its name again and keeps its slot, and its device guard replaces the old
+// version's (Note [Device guards]).
 TEST_F(PrivateUseSlots, AReloadKeepsTheSlot) {
-  EXPECT_EQ(load_device("acme_device2", "acmetwo"), DeviceType::PrivateUse1);
-  EXPECT_EQ(load_device("slot_claim", "acme"), DeviceType::PrivateUse2);
+  EXPECT_EQ(load_device("slot_claim", "acme"), DeviceType::PrivateUse1);
+  EXPECT_EQ(load_device("acme_device2", "acmetwo"), DeviceType::PrivateUse2);
+  const DeviceGuardImpl* old_guard = device_guard_impl(DeviceType::PrivateUse2).get();
+  ASSERT_NE(old_guard, nullptr);
+  ASSERT_EQ(plugins().reload("acme_device2").state, PluginState::Loaded);
+  EXPECT_EQ(privateuse_slot_named("acmetwo"), DeviceType::PrivateUse2);
+  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse2), "plugin 'acme_device2'");
+  const DeviceGuardImpl* new_guard = device_guard_impl(DeviceType::PrivateUse2).get();
+  ASSERT_NE(new_guard, nullptr);
+  EXPECT_NE(new_guard, old_guard);  // the old version's went with its registrations
+  EXPECT_EQ(ensure_has_index(Device(DeviceType::PrivateUse2)), Device(DeviceType::PrivateUse2, 0));
   ASSERT_EQ(plugins().reload("slot_claim").state, PluginState::Loaded);
-  EXPECT_EQ(privateuse_slot_named("acme"), DeviceType::PrivateUse2);
-  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse2), "plugin 'slot_claim'");
-  unload_device("slot_claim");
-  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse2), "");
-  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse1), "plugin 'acme_device2'");
+  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse1), "plugin 'slot_claim'");
   unload_device("acme_device2");
+  EXPECT_EQ(privateuse_slot_holder(DeviceType::PrivateUse2), "");
+  unload_device("slot_claim");
 }
 
 TEST_F(PrivateUseSlots, AManifestDeclaresTheSlotsAPluginMayClaim) {
