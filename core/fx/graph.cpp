@@ -126,6 +126,7 @@ Node& Graph::append(Node::Op op, std::string_view candidate) {
   OPD_CHECK(!has_output_, "fx::Graph: the graph has its output node already; no node follows it");
   auto node = std::make_unique<Node>();
   node->op_ = op;
+  node->index_ = nodes_.size();
   node->name_ = op == Node::Op::Output ? std::string("output") : create_name(candidate);
   nodes_.push_back(std::move(node));
   return *nodes_.back();

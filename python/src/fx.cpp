@@ -5,7 +5,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <map>
 #include <memory>
 #include <string>
 
@@ -22,17 +21,16 @@ namespace {
 
 // An argument as Python sees it: nodes through `ref(index)` (the Python Node object of the
 // index-th node, made before), constants as Python values, lists and tuples as lists and tuples.
-py::object arg_object(const fx::Arg& a, const std::map<const fx::Node*, size_t>& index,
-                      const py::function& ref) {
+py::object arg_object(const fx::Arg& a, const py::function& ref) {
   switch (a.kind) {
     case fx::Arg::Kind::Node:
-      return ref(index.at(a.node));
+      return ref(a.node->index());
     case fx::Arg::Kind::Constant:
       return from_ivalue(a.constant);
     case fx::Arg::Kind::List:
     case fx::Arg::Kind::Tuple: {
       py::list items;
-      for (const fx::Arg& item : a.items) items.append(arg_object(item, index, ref));
+      for (const fx::Arg& item : a.items) items.append(arg_object(item, ref));
       if (a.kind == fx::Arg::Kind::List) return items;
       return py::tuple(items);
     }
@@ -43,17 +41,15 @@ py::object arg_object(const fx::Arg& a, const std::map<const fx::Node*, size_t>&
 // (op, name, target, args, kwargs) of node i, its target "aten::add.Tensor", "getitem", or the
 // placeholder's, attribute's or output's name.
 py::tuple node_info(const fx::Graph& g, size_t i, const py::function& ref) {
-  std::map<const fx::Node*, size_t> index;
-  for (size_t k = 0; k < i; ++k) index.emplace(g.nodes()[k].get(), k);
   const fx::Node& n = *g.nodes().at(i);
   std::string target = n.target() ? n.target()->operator_name().to_string() : n.target_string();
   py::list args;
-  for (const fx::Arg& a : n.args()) args.append(arg_object(a, index, ref));
+  for (const fx::Arg& a : n.args()) args.append(arg_object(a, ref));
   if (n.op() == fx::Node::Op::Placeholder && n.default_value()) {
     args.append(from_ivalue(*n.default_value()));
   }
   py::dict kwargs;
-  for (const auto& [name, a] : n.kwargs()) kwargs[py::str(name)] = arg_object(a, index, ref);
+  for (const auto& [name, a] : n.kwargs()) kwargs[py::str(name)] = arg_object(a, ref);
   return py::make_tuple(fx::Node::op_name(n.op()), n.name(), target, py::tuple(args), kwargs);
 }
 

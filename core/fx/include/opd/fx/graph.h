@@ -49,6 +49,8 @@ class Node {
   Op op() const { return op_; }
   // Unique in its graph, a Python identifier that shadows no builtin (torch.fx's _Namespace).
   const std::string& name() const { return name_; }
+  // Its position in the graph's nodes().
+  size_t index() const { return index_; }
   // call_function of an operator: the operator. Null for getitem and the other ops.
   const OperatorHandle* target() const { return target_ ? &*target_ : nullptr; }
   // call_function of operator.getitem: the index (args are (node, index)); -1 otherwise.
@@ -67,6 +69,7 @@ class Node {
   friend class Graph;
   Op op_ = Op::CallFunction;
   std::string name_;
+  size_t index_ = 0;
   std::optional<OperatorHandle> target_;
   int64_t getitem_index_ = -1;
   std::vector<Arg> args_;
