@@ -21,6 +21,7 @@
 #include "convert.h"
 #include "gil.h"
 #include "opd/error.h"
+#include "python_dispatch.h"
 
 namespace py = pybind11;
 
@@ -128,6 +129,7 @@ void capsule_destructor(PyObject* capsule) {
 }
 
 py::object to_dlpack(const Tensor& t) {
+  check_not_wrapper_subclass(t, "__dlpack__()");
   OPD_CHECK(!requires_grad_of(t),
             "Can't export tensors that require gradient, use tensor.detach()");
   DLDevice device = dl_device(t.device());

@@ -18,6 +18,7 @@
 #include "convert.h"
 #include "gil.h"
 #include "opd/error.h"
+#include "python_dispatch.h"
 
 namespace py = pybind11;
 
@@ -154,6 +155,7 @@ Tensor tensor_from_buffer(py::handle obj, bool warn_readonly) {
 }
 
 py::object tensor_to_numpy(const Tensor& t) {
+  check_not_wrapper_subclass(t, ".numpy()");
   OPD_CHECK_T(TypeError, !t.is_meta(), "can't convert meta device type tensor to numpy.");
   OPD_CHECK_T(TypeError, t.is_cpu(),
               "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor "

@@ -30,4 +30,9 @@ bool call_torch_dispatch(const OperatorHandle& op, Stack* stack, pybind11::handl
 // __dict__ once the first is gone; a null object for any other tensor. REQUIRES: the GIL.
 pybind11::object subclass_object(const Tensor& t);
 
+// A wrapper subclass has no memory to read: Tensor.tolist(), repr(), numpy() and __dlpack__
+// refuse it with torch's RuntimeError ".tolist() is not supported for tensor subclasses." (`what`
+// is ".tolist()"), as torch's do, where they would read through a null pointer.
+void check_not_wrapper_subclass(const Tensor& t, const char* what);
+
 }  // namespace opd::python

@@ -145,6 +145,10 @@ py::object make_wrapper_subclass(py::handle cls, const std::vector<int64_t>& siz
 
 }  // namespace
 
+void check_not_wrapper_subclass(const Tensor& t, const char* what) {
+  OPD_CHECK(state_of(t) == nullptr, "{} is not supported for tensor subclasses.", what);
+}
+
 py::object subclass_object(const Tensor& t) {
   SubclassState* s = state_of(t);
   if (s == nullptr) return py::object();

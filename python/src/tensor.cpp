@@ -27,6 +27,7 @@
 #include "opd/bind/tensor_values.h"
 #include "opd/generator.h"
 #include "opd/ops.h"
+#include "python_dispatch.h"
 #include "slots.h"
 
 namespace py = pybind11;
@@ -217,6 +218,7 @@ py::object nested_list(const bind::HostValues& h, size_t dim, int64_t& next) {
 
 py::object tolist(const Tensor& t) {
   OPD_CHECK(!t.is_meta(), "Cannot copy out of meta tensor; no data!");
+  check_not_wrapper_subclass(t, ".tolist()");
   bind::HostValues h;
   {
     Release r;
@@ -327,6 +329,7 @@ void bind_tensor(py::module_& m) {
   cls.attr("__array_priority__") = 1000;
   cls.def("__repr__",
           [](const Tensor& t) {
+            check_not_wrapper_subclass(t, ".tolist()");  // as torch's repr, which calls tolist
             Release r;
             return bind::tensor_repr(t, "opdispatch");
           })

@@ -423,3 +423,18 @@ def test_a_python_thread_without_the_mode_dispatches_the_subclass_alone(logging_
         t.join(10)
     assert results == ["LoggingTensor"] and m.log == []
     assert logging_tensor.log == ["aten.add.Tensor(T[2], T[2]) types=['LoggingTensor']"]
+
+
+def test_a_wrapper_has_no_memory_to_read(logging_tensor):
+    x = logging_tensor(opd.ones(2))
+    # torch's texts; its repr fails the same way (it calls tolist).
+    for read, what in [(x.tolist, ".tolist()"), (x.numpy, ".numpy()"),
+                       (lambda: repr(x), ".tolist()"), (x.__dlpack__, "__dlpack__()"),
+                       (lambda: opd.from_dlpack(x), "__dlpack__()")]:
+        with pytest.raises(RuntimeError) as info:
+            read()
+        assert str(info.value) == f"{what} is not supported for tensor subclasses."
+    # Through operators it reads its wrapped tensor: x[0] is select, then item.
+    assert x[0].item() == 1.0
+    with pytest.raises(ValueError, match="only one element tensors"):
+        x.item()
