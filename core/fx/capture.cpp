@@ -49,10 +49,14 @@ IValue number_of(const Tensor& wrapped) {
 
 bool equals_default(const Argument& a, const IValue& v) {
   if (!a.default_value()) return false;
-  IValue d = bind::default_argument(*a.default_value(), *a.type());
-  if (d.is_none() || v.is_none()) return d.is_none() && v.is_none();
-  if (d.is_tensor() || v.is_tensor()) return false;
-  return d == v;
+  bool none = v.is_none() || (v.is_tensor() && !v.to_tensor().defined());
+  if (a.default_value()->is_none() || none) return a.default_value()->is_none() && none;
+  if (v.is_tensor()) return false;
+  try {
+    return bind::default_argument(*a.default_value(), *a.type()) == v;
+  } catch (const Error&) {  // a default with no value of the argument's type: printed
+    return false;
+  }
 }
 
 }  // namespace

@@ -237,3 +237,15 @@ def test_list_and_dict_inputs_use_the_pytree_code():
         "    return pytree.tree_unflatten([neg, d_2], self._out_spec)\n    ")
     neg, (same,) = g({"a": b, "b": c})
     assert neg.tolist() == [-3., -4.] and same.data_ptr() == c.data_ptr()
+
+
+def test_optional_tensors_print_as_torch_passes_them():
+    def f(x, y):
+        return opdispatch.ops.aten.clamp.Tensor(x, None, y), opdispatch.clamp(x, y)
+
+    # torch 1.13's text: None where a later argument is given, nothing for trailing defaults.
+    assert code(f, opdispatch.ones(2), opdispatch.ones(2)) == (
+        "\n\n\ndef forward(self, x_1, y_1):\n"
+        "    clamp = opdispatch.ops.aten.clamp.Tensor(x_1, None, y_1)\n"
+        "    clamp_1 = opdispatch.ops.aten.clamp.Tensor(x_1, y_1);  x_1 = y_1 = None\n"
+        "    return (clamp, clamp_1)\n    ")
