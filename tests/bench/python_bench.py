@@ -18,6 +18,8 @@ torch in the same process, interleaved round by round; the ratio is of the media
   C++ -> Python kernel       a boxed call from C++ reaching a Python kernel (reported)
   from_dlpack round trip     torch -> opdispatch -> torch, 16 and 4M elements (reported; the
                              time must not grow with the size: no copy)
+  make_fx                    tracing a 100-operator function, and calling its GraphModule,
+                             against torch's make_fx (reported)
 """
 
 import statistics
@@ -430,6 +432,30 @@ def bench_conv():
         report(f"conv2d {label}, 32x16x32x32, 32 3x3, pad 1", t["opd"], t.get("torch"), 1.1)
 
 
+# ---- graph (issue 34 §3) ----
+def bench_make_fx():
+    """make_fx (issue 34 §4): tracing a 100-operator function of two 4x4 float32 tensors into a
+    GraphModule, and calling the GraphModule, against torch 1.13's make_fx and GraphModule
+    (reported)."""
+    from opdispatch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, y):
+        for _ in range(25):
+            x = (x + y).relu() * y - x
+        return x
+
+    libs = {"opd": (opd, make_fx)}
+    if torch is not None:
+        from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+        libs["torch"] = (torch, torch_make_fx)
+    args = {k: (lib.ones(4, 4), lib.ones(4, 4)) for k, (lib, _) in libs.items()}
+    graphs = {k: mk(f)(*args[k]) for k, (_, mk) in libs.items()}
+    t = measure({k: (lambda k=k, mk=mk: mk(f)(*args[k])) for k, (_, mk) in libs.items()})
+    report("make_fx of 100 operators, 4x4", t["opd"], t.get("torch"))
+    t = measure({k: (lambda k=k: graphs[k](*args[k])) for k in libs})
+    report("its GraphModule called, 4x4", t["opd"], t.get("torch"))
+
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
@@ -446,6 +472,7 @@ CASES = {
     "PyScanSortGather": bench_scan_sort_gather,
     "PyTrainStep": bench_train_step,
     "PyConv": bench_conv,
+    "PyMakeFx": bench_make_fx,
 }
 
 
