@@ -216,6 +216,25 @@ def test_fake_tracing_mode_runs_under_fake_tensor_mode():
         "    return mul\n    ")
     assert g(opdispatch.ones(2, 3), opdispatch.ones(3, 4)).tolist() == [24., 24.]
 
+    def grad_of(x, w):  # the joint graph, computed on the Meta kernels
+        return opdispatch.autograd.grad((x @ w).tanh().sum(), w)
+
+    g = make_fx(grad_of, tracing_mode="fake")(
+        opdispatch.randn(2, 3), opdispatch.randn(3, 4, requires_grad=True))
+    assert ("    tanh_backward = opdispatch.ops.aten.tanh_backward.default(expand, tanh);"
+            "  expand = tanh = None\n") in g.code
+    x, w = opdispatch.randn(2, 3), opdispatch.randn(3, 4, requires_grad=True)
+    assert opdispatch.allclose(g(x, w)[0], grad_of(x, w)[0])
+
+    def k(x):  # a real tensor inside: an attribute of the graph
+        return x + opdispatch.tensor([1., 2.])
+
+    with pytest.raises(Exception, match="non-Fake Tensor inputs"):
+        make_fx(k, tracing_mode="fake")(opdispatch.ones(2))
+    g = make_fx(k, tracing_mode="fake", _allow_non_fake_inputs=True)(opdispatch.ones(2))
+    assert "add = opdispatch.ops.aten.add.Tensor(x_1, _tensor_constant0)" in g.code
+    assert g(opdispatch.ones(2)).tolist() == [2., 3.]
+
 
 def test_list_and_dict_inputs_use_the_pytree_code():
     # torch 1.13's make_fx output for the same functions.

@@ -54,7 +54,7 @@ def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_in
     def wrapped(*args):
         fake_mode = contextlib.nullcontext()
         if tracing_mode == "fake":
-            fake_mode = _fake_tensor_mode()
+            fake_mode = _fake_tensor_mode(_allow_non_fake_inputs)
             args = _tree_map(lambda a: fake_mode.from_tensor(a) if isinstance(a, Tensor) else a,
                              args)
         mode = _C._FxCaptureMode()
@@ -100,14 +100,16 @@ def tree_leaves(tree):
     return [tree]
 
 
-def _fake_tensor_mode():
+def _fake_tensor_mode(allow_non_fake_inputs):
     try:
         from ..._subclasses.fake_tensor import FakeTensorMode
     except ImportError as e:
         raise NotImplementedError(
             "make_fx(tracing_mode='fake') needs opdispatch._subclasses.fake_tensor's "
             "FakeTensorMode, which this build does not have") from e
-    return FakeTensorMode()
+    # A tensor literal inside the function is a real tensor (opdispatch.tensor runs no
+    # operator, where torch's lift_fresh makes it fake): allowed with _allow_non_fake_inputs.
+    return FakeTensorMode(allow_non_fake_inputs=allow_non_fake_inputs)
 
 
 def _is_constant(value):
