@@ -4,6 +4,7 @@ storage offsets, dtypes and devices; data-dependent operators raise torch's exce
 propagation, in-place operators, views, autograd and the texts as torch's."""
 
 import gc
+import os
 import weakref
 
 import pytest
@@ -50,6 +51,7 @@ def _inputs(lib, mode):
         "img": mode.from_tensor(lib.ones(1, 3, 8, 8)),
         "w": mode.from_tensor(lib.ones(4, 3, 3, 3)),
         "idx": mode.from_tensor(lib.tensor([1, 0, 1])),
+        "g": mode.from_tensor(lib.ones(3, 4, requires_grad=True)),
     }
 
 
@@ -78,6 +80,15 @@ PROGRAMS = [
     ("split", lambda L, v: list(v["m"].split(2, 1))),
     ("clone_of_transpose", lambda L, v: v["x"].t().clone()),
     ("where", lambda L, v: L.where(v["x"] > 0, v["x"], v["y"])),
+    ("where_number", lambda L, v: L.where(v["x"] > 0, v["x"], 0.0)),
+    ("topk", lambda L, v: tuple(v["m"].topk(2))),
+    ("batch_norm_training", lambda L, v: L.nn.functional.batch_norm(
+        v["img"], L.zeros(3), L.ones(3), training=True)),
+    ("scatter", lambda L, v: L.zeros(2, 4).scatter(1, v["i"].long() % 4, v["x"])),
+    ("resize_", lambda L, v: v["x"].clone().resize_(5, 5)),
+    ("copy_", lambda L, v: L.empty(3, 2, dtype=L.float64).t().copy_(v["x"])),
+    ("grad_of_mse", lambda L, v: L.autograd.grad(
+        L.nn.functional.mse_loss(v["g"] * 2, L.zeros(3, 4)), [v["g"]])[0]),
 ]
 
 
@@ -363,3 +374,74 @@ def test_tolist_is_refused_as_torch():
         with pytest.raises(RuntimeError, match=r"\.tolist\(\) is not supported for tensor "
                            r"subclasses\."):
             x.tolist()
+
+
+def test_a_vendor_device_is_faked_as_cuda_is():
+    manifest = os.path.join(os.environ["OPD_TEST_PLUGIN_DIR"], "acme_device", "acme_device.yaml")
+    status = opd.plugins.load(manifest)
+    assert status.state == "loaded", status.reason
+    try:
+        mode = FakeTensorMode()
+        real = opd.ones(2, 3).to("acme:0")
+        x = mode.from_tensor(real)
+        scalar = mode.from_tensor(opd.tensor(3.0))
+        assert x.device == opd.device("acme:0") and type(x) is FakeTensor
+        with mode:
+            y = x * scalar + 1
+            moved = mode.from_tensor(opd.ones(2, 3)).to("acme:0")
+            z = opd.zeros(4, device="acme:0")
+        assert y.device == moved.device == z.device == opd.device("acme:0")
+        assert repr(y) == "FakeTensor(FakeTensor(..., device='meta', size=(2, 3)), acme:0)"
+        with pytest.raises(RuntimeError, match="found two different devices acme:0, cpu"):
+            x + mode.from_tensor(opd.ones(2, 3))
+        del real, x, y, moved, z
+    finally:
+        opd.plugins.unload("acme_device")
+
+
+def test_an_operator_without_a_meta_kernel_falls_back_to_the_cpu_on_zeros():
+    from opdispatch.library import Library
+
+    lib = Library("fake_test", "DEF")
+    lib.define("twice_rows(Tensor x) -> Tensor")
+    lib.impl("twice_rows", lambda x: opd.cat([x, x]), "CPU")
+    op = opd.ops.fake_test.twice_rows.default
+    try:
+        mode = FakeTensorMode()
+        x = mode.from_tensor(opd.ones(2, 3).t())
+        with mode:
+            out = op(x)
+        assert _meta(out) == ((6, 2), (2, 1), 0, "float32", "cpu", False)
+        gpu = FakeTensor(mode, opd.empty(2, device="meta"), "cuda:0")
+        with mode, pytest.raises(NotImplementedError, match="'fake_test::twice_rows'"):
+            op(gpu)
+        strict = FakeTensorMode(allow_fallback_kernels=False)
+        with strict, pytest.raises(NotImplementedError, match="'Meta' backend"):
+            op(strict.from_tensor(opd.ones(2)))
+        # With a Meta kernel, that runs.
+        lib.impl("twice_rows", lambda x: opd.empty(2 * x.shape[0], *x.shape[1:],
+                                                   device="meta"), "Meta")
+        with mode:
+            assert tuple(op(gpu).shape) == (4,) and op(gpu).device == opd.device("cuda:0")
+    finally:
+        lib._destroy()
+
+
+def test_the_mode_is_per_thread_and_left_on_errors():
+    import threading
+
+    from opdispatch.utils._python_dispatch import _len_torch_dispatch_stack
+
+    mode = FakeTensorMode()
+    x = mode.from_tensor(opd.ones(3))
+    seen = []
+    with mode:
+        thread = threading.Thread(target=lambda: seen.append(type(opd.ones(2) + 1)))
+        thread.start()
+        thread.join()
+        inside = type(opd.ones(2) + 1)
+        with pytest.raises(DataDependentOutputException):
+            x.sum().item()
+        assert _len_torch_dispatch_stack() == 1
+    assert seen == [opd.Tensor] and inside is FakeTensor
+    assert _len_torch_dispatch_stack() == 0

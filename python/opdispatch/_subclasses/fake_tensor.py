@@ -313,6 +313,7 @@ def _op_info(func):
         "names": names,
         "device": names.index("device") if "device" in names else None,
         "constructor": not has_tensor_args and returns_one_tensor,
+        "tensor_args": [i for i, a in enumerate(arguments) if a.type == "Tensor"],
         "dynamic_output_shape": Tag.dynamic_output_shape in tags,
         "data_dependent_output": Tag.data_dependent_output in tags,
         "inplace_view": Tag.inplace_view in tags,
@@ -411,6 +412,13 @@ class FakeTensorMode(TorchDispatchMode):
         fakes = [t for t in _tree_leaves((args, kwargs)) if isinstance(t, FakeTensor)]
         meta_args, meta_kwargs = _tree_map(
             lambda t: t._elem if isinstance(t, FakeTensor) else t, (args, kwargs))
+        # A number where the schema says Tensor was a wrapped number (a composite's scalar, as
+        # where.ScalarOther's), which the mode receives as the number: it is one again.
+        for i in info["tensor_args"]:
+            value = _get_argument(info, meta_args, meta_kwargs, i)
+            if isinstance(value, (int, float, complex)):
+                meta_args, meta_kwargs = _set_argument(
+                    info, meta_args, meta_kwargs, i, _opd._C._wrapped_number(value))
         try:
             with _no_dispatch():
                 result = func(*meta_args, **meta_kwargs)
