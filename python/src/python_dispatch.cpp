@@ -102,8 +102,8 @@ bool is_default(const Argument& arg, const IValue& v) {
   }
 }
 
-// Appends to `types` the class of each tensor subclass instance in `obj` (a list's items too),
-// once each, in order.
+// Adds to `types` the class of each tensor subclass instance in `obj` (a list's items too), once
+// each, in order, a subclass before its bases.
 void collect_types(py::handle obj, py::list& types) {
   if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
     for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) collect_types(item, types);
@@ -114,7 +114,15 @@ void collect_types(py::handle obj, py::list& types) {
   if (t == nullptr || !t->key_set().has(DispatchKey::Python)) return;
   if (Py_TYPE(obj.ptr()) == tensor_type()) return;
   py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(obj.ptr()));
-  if (!types.contains(type)) types.append(type);
+  if (types.contains(type)) return;
+  // As torch orders overloaded arguments: a subclass before its base classes.
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (PyType_IsSubtype(Py_TYPE(obj.ptr()), reinterpret_cast<PyTypeObject*>(types[i].ptr()))) {
+      types.insert(static_cast<py::ssize_t>(i), type);
+      return;
+    }
+  }
+  types.append(type);
 }
 
 struct PythonArguments {

@@ -438,3 +438,18 @@ def test_a_wrapper_has_no_memory_to_read(logging_tensor):
     assert x[0].item() == 1.0
     with pytest.raises(ValueError, match="only one element tensors"):
         x.item()
+
+
+def test_a_subclass_comes_before_its_base_in_types(logging_tensor):
+    calls = []
+
+    class Derived(logging_tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            calls.append([t.__name__ for t in types])
+            return NotImplemented
+
+    base, derived = logging_tensor(opd.ones(2)), Derived(opd.ones(2))
+    out = base + derived  # Derived refuses; LoggingTensor, next in types, runs it
+    assert calls == [["Derived", "LoggingTensor"]]
+    assert type(out) is logging_tensor and out.elem.tolist() == [2.0, 2.0]
