@@ -20,7 +20,9 @@ namespace opd::fx {
 // or to a getitem node per result when the operator has several (or returns a list). With
 // another mode below it on the stack (make_fx's tracing_mode="fake" pushes a FakeTensorMode
 // first) the operator is called again, which reaches that mode, as torch's proxy mode calls
-// func(*args); with none it runs below the Python key.
+// func(*args); so is an operator on a tensor subclass's instance, which reaches its
+// __torch_dispatch__ (a wrapper subclass has no memory a backend could read); otherwise the
+// operator runs below the Python key.
 //
 // The arguments print as the Python key's fallback passes them to __torch_dispatch__ in torch
 // (parseIValuesToPyArgsKwargs): positional arguments up to the last that differs from its
@@ -45,6 +47,26 @@ IValue number_of(const Tensor& wrapped) {
       return IValue(std::complex<double>(v.reals.at(0), v.imags.at(0)));
   }
   return {};
+}
+
+// Whether an argument is (or lists) a tensor of a subclass (its key set has the Python keys).
+bool has_subclass_tensor(const IValue* args, size_t n) {
+  auto is_subclass = [](const Tensor& t) { return t.key_set().has_any(kPythonKeySet); };
+  for (size_t i = 0; i < n; ++i) {
+    const IValue& v = args[i];
+    if (v.is_tensor() && is_subclass(v.to_tensor())) return true;
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) {
+        if (is_subclass(t)) return true;
+      }
+    }
+    if (v.is_optional_tensor_list()) {
+      for (const auto& t : v.to_optional_tensor_list()) {
+        if (t && is_subclass(*t)) return true;
+      }
+    }
+  }
+  return false;
 }
 
 bool equals_default(const Argument& a, const IValue& v) {
@@ -151,8 +173,8 @@ void CaptureMode::dispatch(const OperatorHandle& op, DispatchKeySet keys, Stack*
       kwargs.emplace_back(arguments[i].name(), arg_for(in[i]));
   }
   size_t below = stack->size() - arguments.size();
-  if (dispatch_mode_stack_len() > 0) {
-    op.call_boxed(stack);  // the next mode (make_fx's fake mode below the capture)
+  if (dispatch_mode_stack_len() > 0 || has_subclass_tensor(in, arguments.size())) {
+    op.call_boxed(stack);  // the next mode, or the tensor subclass's handler
   } else {
     redispatch_below_python(op, keys, stack);
   }

@@ -268,3 +268,35 @@ def test_optional_tensors_print_as_torch_passes_them():
         "    clamp = opdispatch.ops.aten.clamp.Tensor(x_1, None, y_1)\n"
         "    clamp_1 = opdispatch.ops.aten.clamp.Tensor(x_1, y_1);  x_1 = y_1 = None\n"
         "    return (clamp, clamp_1)\n    ")
+
+
+class _Wrapper(opdispatch.Tensor):
+    """A wrapper subclass (no memory of its own) whose __torch_dispatch__ runs on the tensor it
+    wraps, as PyTorch's tests' LoggingTensor does."""
+
+    @staticmethod
+    def __new__(cls, elem):
+        r = opdispatch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype,
+                                                     device=elem.device)
+        r.elem = elem
+        return r
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        def unwrap(a):
+            return a.elem if isinstance(a, _Wrapper) else a
+
+        out = func(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+        return _Wrapper(out) if isinstance(out, opdispatch.Tensor) else out
+
+
+def test_subclass_inputs_reach_their_torch_dispatch():
+    # The capture records the operators on the subclass and calls them again, which reaches
+    # __torch_dispatch__ (below the Python key the backend would read a wrapper's no memory).
+    g = make_fx(lambda a: (a * 2).neg())(_Wrapper(opdispatch.tensor([1., 2.])))
+    assert g.code == (
+        "\n\n\ndef forward(self, a_1):\n"
+        "    mul = opdispatch.ops.aten.mul.Tensor(a_1, 2);  a_1 = None\n"
+        "    neg = opdispatch.ops.aten.neg.default(mul);  mul = None\n"
+        "    return neg\n    ")
+    assert g(opdispatch.tensor([3., 4.])).tolist() == [-6., -8.]
