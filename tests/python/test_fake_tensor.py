@@ -445,3 +445,25 @@ def test_the_mode_is_per_thread_and_left_on_errors():
         assert _len_torch_dispatch_stack() == 1
     assert seen == [opd.Tensor] and inside is FakeTensor
     assert _len_torch_dispatch_stack() == 0
+
+
+def test_an_operator_defined_anew_is_read_anew():
+    from opdispatch.library import Library
+
+    mode = FakeTensorMode()
+    lib = Library("fake_test2", "DEF")
+    lib.define("make(Tensor x) -> Tensor")
+    lib.impl("make", lambda x: opd.empty_like(x), "Meta")
+    with mode:
+        assert opd.ops.fake_test2.make.default(opd.empty(3)).device == opd.device("cpu")
+    lib._destroy()
+    # Now a factory: its device argument is the result's device.
+    lib = Library("fake_test2", "DEF")
+    try:
+        lib.define("make(int n, *, Device? device=None) -> Tensor")
+        lib.impl("make", lambda n, device=None: opd.empty(n, device=device), "Meta")
+        with mode:
+            out = opd.ops.fake_test2.make.default(4, device="cuda:0")
+        assert out.device == opd.device("cuda:0") and tuple(out.shape) == (4,)
+    finally:
+        lib._destroy()

@@ -277,11 +277,14 @@ class FakeTensor(Tensor):
     def _find_common_device(func, args, kwargs):
         """The device of the results: the FakeTensors' one device, where a CPU 0-dim tensor
         (a scalar) defers to any other; two other devices raise torch's RuntimeError."""
+        fakes = [t for t in _tree_leaves((args, kwargs)) if isinstance(t, FakeTensor)]
+        return FakeTensor._common_device(func, fakes)
+
+    @staticmethod
+    def _common_device(func, fakes):
         common = None
         common_is_cpu_scalar = False
-        for t in _tree_leaves((args, kwargs)):
-            if not isinstance(t, FakeTensor):
-                continue
+        for t in fakes:
             device = t.fake_device
             is_cpu_scalar = device.type == "cpu" and t.dim() == 0
             if common is None:
@@ -300,9 +303,23 @@ class FakeTensor(Tensor):
         return _CPU if common is None else common
 
 
-@functools.lru_cache(None)
+# OpOverload -> (the schema generation it was computed in, its _op_info).
+_op_infos = {}
+
+
 def _op_info(func):
-    """What the mode needs to know of an operator's schema, once per operator."""
+    """What the mode needs to know of an operator's schema, once per operator (again once any
+    schema came or went: an operator of the name may have been defined anew)."""
+    generation = _opd._C._schema_generation()
+    cached = _op_infos.get(func)
+    if cached is not None and cached[0] == generation:
+        return cached[1]
+    info = _compute_op_info(func)
+    _op_infos[func] = (generation, info)
+    return info
+
+
+def _compute_op_info(func):
     schema = func._schema
     arguments = schema.arguments
     names = [a.name for a in arguments]
@@ -362,11 +379,11 @@ class FakeTensorMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs if kwargs else {}
         tensors = [t for t in _tree_leaves((args, kwargs)) if isinstance(t, Tensor)]
-        # Another subclass gets its turn first (torch's [subclass inputs]).
-        if any(not isinstance(t, FakeTensor) and type(t) is not Tensor for t in tensors):
-            return NotImplemented
-        real = [t for t in tensors if not isinstance(t, FakeTensor)]
-        if real:
+        fakes = [t for t in tensors if isinstance(t, FakeTensor)]
+        if len(fakes) != len(tensors):
+            # Another subclass gets its turn first (torch's [subclass inputs]).
+            if any(not isinstance(t, FakeTensor) and type(t) is not Tensor for t in tensors):
+                return NotImplemented
             if not self.allow_non_fake_inputs:
                 raise Exception(
                     "Invoking operators with non-Fake Tensor inputs in FakeTensorMode is not yet "
@@ -376,13 +393,14 @@ class FakeTensorMode(TorchDispatchMode):
                 lambda t: self.from_tensor(t)
                 if isinstance(t, Tensor) and not isinstance(t, FakeTensor) else t,
                 (args, kwargs))
-        return self._dispatch(func, args, kwargs)
+            fakes = [t for t in _tree_leaves((args, kwargs)) if isinstance(t, FakeTensor)]
+        return self._dispatch(func, args, kwargs, fakes)
 
-    def _dispatch(self, func, args, kwargs):
+    def _dispatch(self, func, args, kwargs, fakes):
         info = _op_info(func)
         name = func.name()
         if info["data_dependent_output"]:
-            if self.throw_on_data_dependent_ops or not self._can_fall_back(info, args, kwargs):
+            if self.throw_on_data_dependent_ops or not self._can_fall_back(info, fakes):
                 raise DataDependentOutputException(func)
             return self._run_fallback_kernel(func, args, kwargs)
         if name == "aten::index.Tensor":
@@ -409,7 +427,6 @@ class FakeTensorMode(TorchDispatchMode):
         elif info["constructor"]:
             out_device = _CPU
 
-        fakes = [t for t in _tree_leaves((args, kwargs)) if isinstance(t, FakeTensor)]
         meta_args, meta_kwargs = _tree_map(
             lambda t: t._elem if isinstance(t, FakeTensor) else t, (args, kwargs))
         # A number where the schema says Tensor was a wrapped number (a composite's scalar, as
@@ -423,33 +440,31 @@ class FakeTensorMode(TorchDispatchMode):
             with _no_dispatch():
                 result = func(*meta_args, **meta_kwargs)
         except NotImplementedError:
-            if not self._can_fall_back(info, args, kwargs):
+            if not self._can_fall_back(info, fakes):
                 raise
             return self._run_fallback_kernel(func, args, kwargs)
 
-        if out_device is None:
-            if name in _SELF_DEVICE_OPS:
-                out_device = args[0].fake_device
-            elif fakes:
-                out_device = FakeTensor._find_common_device(func, args, kwargs)
-            else:
-                out_device = _CPU
-
         def wrap(r):
+            nonlocal out_device
             if not isinstance(r, Tensor) or isinstance(r, FakeTensor):
                 return r
             for fake in fakes:
                 if r._is_same(fake._elem):
                     _sync_metadata(fake)
                     return fake
+            # (found only for a new result, as torch's: an in-place result is its argument)
+            if out_device is None:
+                if name in _SELF_DEVICE_OPS:
+                    out_device = args[0].fake_device
+                else:
+                    out_device = FakeTensor._common_device(func, fakes)
             return FakeTensor(self, r, out_device)
 
         return _tree_map(wrap, result)
 
-    def _can_fall_back(self, info, args, kwargs):
+    def _can_fall_back(self, info, fakes):
         # Only the CPU's kernels are at hand; an in-place view would change the zeros' metadata,
         # not the FakeTensor's.
-        fakes = [t for t in _tree_leaves((args, kwargs)) if isinstance(t, FakeTensor)]
         return (self.allow_fallback_kernels and not info["inplace_view"] and bool(fakes)
                 and all(f.fake_device == _CPU for f in fakes))
 
