@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "opd/bind/binding.h"
 #include "opd/bind/tensor_values.h"
 #include "opd/error.h"
@@ -174,7 +176,13 @@ void CaptureMode::dispatch(const OperatorHandle& op, DispatchKeySet keys, Stack*
   }
   size_t below = stack->size() - arguments.size();
   if (dispatch_mode_stack_len() > 0 || has_subclass_tensor(in, arguments.size())) {
-    op.call_boxed(stack);  // the next mode, or the tensor subclass's handler
+    // The next mode, or the tensor subclass's handler. call_boxed wants a stack of exactly
+    // the arguments.
+    Stack call(std::make_move_iterator(stack->begin() + below),
+               std::make_move_iterator(stack->end()));
+    stack->resize(below);
+    op.call_boxed(&call);
+    for (IValue& r : call) stack->push_back(std::move(r));
   } else {
     redispatch_below_python(op, keys, stack);
   }
