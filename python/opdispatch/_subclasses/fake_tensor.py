@@ -255,9 +255,6 @@ class FakeTensor(Tensor):
         inner = "FakeTensor(" + inner[len("tensor("):-1] + _grad_suffix(self) + ")"
         return f"FakeTensor({inner}, {self.fake_device})"
 
-    def tolist(self):
-        raise RuntimeError(".tolist() is not supported for tensor subclasses.")
-
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         # Reached with no mode active: the FakeTensors' mode runs the operator.
