@@ -137,6 +137,9 @@ def test_like_factories_keep_the_input_device():
         moved = x.to("cpu")
         assert type(moved) is FakeTensor and moved.device == opd.device("cpu")
         assert tuple(moved.shape) == (2, 3)
+        # A cuda device without an index is cuda:0 (torch: the current CUDA device).
+        assert moved.to("cuda").device == moved.cuda().device == opd.device("cuda:0")
+        assert opd.empty(2, device="cuda").device == opd.device("cuda:0")
 
 
 def test_from_tensor_as_torch():
