@@ -24,9 +24,12 @@ namespace {
 // Either way the call below runs with Functionalize and the layers above it excluded
 // (ExcludeFunctionalize). A result that shares memory with an argument is a view this layer has
 // no kernel for: it could not follow mutations made through it, so the call is refused.
-// Writing a tensor that is not functional from functional ones is refused with PyTorch's error;
-// with no functional tensor at all the mutating operator runs as is, as in PyTorch (global
-// state is not functionalized).
+// A CompositeImplicitAutograd operator that reaches this layer undecomposed (the autograd keys
+// excluded) runs its composite kernel on the functional tensors instead (decomposes_here).
+// Writing a tensor that is not functional from functional ones is refused with PyTorch's error
+// inside functionalize (the key included); outside it (the backward pass filling a gradient
+// buffer) the functional tensors are read as their values. With no functional tensor at all the
+// mutating operator runs as is, as in PyTorch (global state is not functionalized).
 
 struct Unwrapped {
   bool any_tensor = false;
@@ -136,7 +139,11 @@ void run_mutating(const OperatorHandle& op, Stack* stack, size_t begin) {
       for (const Tensor& t : v.to_tensor_list()) visit(t);
     }
   }
-  if (!any_functional) {
+  if (!any_functional ||
+      (!written_functional && !tls_is_dispatch_key_included(DispatchKey::Functionalize))) {
+    // Outside functionalize (the backward pass writing a gradient buffer), functional tensors
+    // are read as their values.
+    unwrap_arguments(*stack, begin, stack->size());
     ExcludeFunctionalize below;
     op.call_boxed(stack);
     return;
@@ -167,6 +174,8 @@ void run_mutating(const OperatorHandle& op, Stack* stack, size_t begin) {
   for (size_t k = 0; k < fv.written_arguments.size(); ++k) {
     const Tensor& target = original[fv.written_arguments[k]].to_tensor();
     replace_and_commit(target, call[k].to_tensor());
+    // As the in-place kernel would: autograd compares versions to find views of a changed base.
+    target.bump_version();
   }
   // The mutating operator returns its written arguments, in order.
   stack->erase(stack->begin() + static_cast<ptrdiff_t>(begin), stack->end());
@@ -182,7 +191,25 @@ void run_mutating(const OperatorHandle& op, Stack* stack, size_t begin) {
   }
 }
 
-void fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet, Stack* stack) {
+// Whether `op` should run its CompositeImplicitAutograd kernel here, on the functional tensors,
+// as it does at the autograd keys: reshape, flatten, contiguous and the other composite views
+// reach this layer undecomposed when the autograd keys are excluded (no_grad, the backward
+// pass), and run below it they would return views of values.
+bool decomposes_here(const OperatorHandle& op, DispatchKey backend) {
+  if (!tls_is_dispatch_key_excluded(autograd_key_for(backend_of(backend)))) return false;
+  return op.has_kernel_for_dispatch_key(DispatchKey::CompositeImplicitAutograd) &&
+         !op.has_kernel_for_dispatch_key(backend) &&
+         !op.has_kernel_for_dispatch_key(DispatchKey::CompositeExplicitAutograd) &&
+         !op.has_kernel_for_dispatch_key(DispatchKey::CompositeExplicitAutogradNonFunctional);
+}
+
+void fallback(OperatorKernel*, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  const DispatchKey backend = (ks & kBackendKeySet).highest_priority_key();
+  if (backend != DispatchKey::Undefined && decomposes_here(op, backend)) {
+    // The backend key's entry is the composite kernel; its calls come back to this layer.
+    op.redispatch_boxed(DispatchKeySet(backend), stack);
+    return;
+  }
   const size_t num_args = op.num_arguments();
   OPD_CHECK(stack->size() >= num_args, "{}: {} arguments on the stack, the schema has {}",
             op.operator_name().to_string(), stack->size(), num_args);

@@ -83,10 +83,18 @@ bool is_functional(const Tensor& t) {
 
 FunctionalState& state_of(const Tensor& t) { return *owner_of(t)->state; }
 
-Tensor make_functional(std::shared_ptr<FunctionalState> state) {
+Tensor make_functional(std::shared_ptr<FunctionalState> state,
+                       const intrusive_ptr<VersionCounter>& version) {
   const Tensor value = state->value;
-  Tensor t = make_tensor(borrowing_storage(std::move(state), value), value.sizes(), value.strides(),
-                         value.storage_offset(), value.scalar_type(), value.device());
+  Storage storage = borrowing_storage(std::move(state), value);
+  // make_tensor checks the geometry; a view is remade to share `version`.
+  Tensor t = make_tensor(storage, value.sizes(), value.strides(), value.storage_offset(),
+                         value.scalar_type(), value.device());
+  if (version) {
+    t = Tensor(make_intrusive<TensorImpl>(std::move(storage), value.sizes(), value.strides(),
+                                          value.storage_offset(), value.scalar_type(),
+                                          value.device(), version));
+  }
   TensorImpl* impl = t.unsafe_get_impl();
   impl->unsafe_set_key_set(value.key_set().add(DispatchKey::Functionalize));
   impl->set_wrapped_number(value.unsafe_get_impl()->is_wrapped_number());
@@ -98,20 +106,25 @@ Tensor to_functional(const Tensor& value) {
   auto state = make_plugin_shared(new FunctionalState, this_plugin_reference());
   state->value = value;
   state->storage = make_plugin_shared(new FunctionalStorage(value), this_plugin_reference());
-  return make_functional(std::move(state));
+  return make_functional(std::move(state), nullptr);
 }
+
+namespace {
+// Applies the storage's updates and makes s's value again from the base.
+void regenerate(FunctionalState& s) {
+  ExcludeFunctionalize below;
+  s.storage->apply_updates();
+  Tensor v = s.storage->base();
+  for (const ViewMeta& m : s.metas) v = m.forward(v);
+  s.value = std::move(v);
+  s.generation = s.storage->generation();
+}
+}  // namespace
 
 void sync(const Tensor& t) {
   if (!is_functional(t)) return;
   FunctionalState& s = state_of(t);
-  if (s.generation != s.storage->generation()) {
-    ExcludeFunctionalize below;
-    s.storage->apply_updates();
-    Tensor v = s.storage->base();
-    for (const ViewMeta& m : s.metas) v = m.forward(v);
-    s.value = std::move(v);
-    s.generation = s.storage->generation();
-  }
+  if (s.generation != s.storage->generation()) regenerate(s);
   mirror_value(t);
 }
 
@@ -125,6 +138,15 @@ void replace_and_commit(const Tensor& t, const Tensor& new_value) {
   s.value = new_value;
   s.storage->add_update(new_value, s.metas);
   s.generation = s.storage->generation();
+  // A view that requires grad keeps its geometry relative to its base: the autograd kernel of
+  // the in-place operator reads it when it rebases the base's history (CopySlices), and the new
+  // value (add's result for add_) has a geometry of its own. Made again from the updated base,
+  // the view's value is a view of it as before. Other views stay lazy. (requires_grad() is a
+  // CompositeImplicitAutograd operator: with the autograd keys excluded it reaches this
+  // plugin's fallback, which runs it on `t` itself.)
+  if (!s.metas.empty() && t.unsafe_get_impl()->autograd_meta() && t.requires_grad()) {
+    regenerate(s);
+  }
   mirror_value(t);
 }
 

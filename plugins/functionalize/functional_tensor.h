@@ -70,8 +70,10 @@ bool is_functional(const Tensor& t);
 FunctionalState& state_of(const Tensor& t);
 // A new functional tensor over `value`, a base of its own. REQUIRES: value is not functional.
 Tensor to_functional(const Tensor& value);
-// A functional tensor for `state` (a view of an existing base).
-Tensor make_functional(std::shared_ptr<FunctionalState> state);
+// A functional tensor for `state` (a view of an existing base) sharing `version` (the version
+// counter of the tensor it views, so that autograd sees a mutation of either as of both).
+Tensor make_functional(std::shared_ptr<FunctionalState> state,
+                       const intrusive_ptr<VersionCounter>& version);
 // Brings `t`'s value up to date with every mutation made through its aliases (PyTorch's sync_).
 // A no-op on a tensor that is not functional.
 void sync(const Tensor& t);

@@ -25,7 +25,8 @@ namespace {
 // unsqueeze, a sum for expand). With remove="mutations" the view is replayed as the view
 // operator itself; with remove="mutations_and_views" (reapply_views() false when the view is
 // made) as its copy: aten::<view>_copy where the dispatcher has it, else the view followed by a
-// contiguous clone, and so are the views the inverses make, so that no value aliases another.
+// contiguous clone, and so are the views the inverses make, so that no value aliases another
+// (but for views that require grad, which autograd needs as views of their base).
 // reshape, flatten, narrow, split, unbind, squeeze() and the other CompositeImplicitAutograd views
 // reach this layer already decomposed into these. A view this file has no kernel for (as_strided:
 // no as_strided_scatter to write it back) is refused by the fallback (Note [Functionalize
@@ -80,7 +81,11 @@ void view_kernel(const OperatorHandle& op, Stack* stack) {
   stack->erase(stack->begin() + static_cast<ptrdiff_t>(begin), stack->end());
   sync(self);
   const FunctionalState& base = state_of(self);
-  ViewMeta meta = make_meta(op, std::move(args), inverse, reapply_views());
+  // A view autograd differentiates is replayed as a view whatever remove= says: autograd reads
+  // its geometry relative to its base (Note [Functional tensors], replace_and_commit).
+  const bool reapply =
+      reapply_views() || (self.unsafe_get_impl()->autograd_meta() && self.requires_grad());
+  ViewMeta meta = make_meta(op, std::move(args), inverse, reapply);
   Tensor value;
   {
     ExcludeFunctionalize below;
@@ -92,7 +97,8 @@ void view_kernel(const OperatorHandle& op, Stack* stack) {
   state->metas.push_back(std::move(meta));
   state->generation = base.generation;
   state->storage = base.storage;
-  stack->push_back(IValue(make_functional(std::move(state))));
+  stack->push_back(
+      IValue(make_functional(std::move(state), self.unsafe_get_impl()->version_counter())));
 }
 
 int64_t wrap(int64_t dim, int64_t ndim) { return maybe_wrap_dim(dim, ndim); }

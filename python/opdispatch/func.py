@@ -53,6 +53,40 @@ class _hidden:
         return False
 
 
+class _ToFunctional(_autograd.Function):
+    """Wraps a tensor that requires grad, differentiably: autograd records f's operators on
+    the functional tensors, above the Functionalize layer, and the gradient reaching the wrapper
+    (functional when computed from saved functional tensors) flows to the input unwrapped."""
+
+    @staticmethod
+    def forward(ctx, x):
+        with _hidden():
+            return _layer()._to_functional_tensor(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        layer = _layer()
+        with _hidden():
+            return layer._from_functional_tensor(grad) if layer._is_functional_tensor(grad) else grad
+
+
+class _FromFunctional(_autograd.Function):
+    """Unwraps an output that requires grad, differentiably: its gradient enters the graph
+    recorded on the functional tensors as a functional tensor, so that the backward formulas
+    (which may accumulate in place) see functional tensors only."""
+
+    @staticmethod
+    def forward(ctx, t):
+        with _hidden():
+            return _layer()._from_functional_tensor(t)
+
+    @staticmethod
+    def backward(ctx, grad):
+        layer = _layer()
+        with _hidden():
+            return grad if layer._is_functional_tensor(grad) else layer._to_functional_tensor(grad)
+
+
 def _tree_map(fn, tree):
     if isinstance(tree, tuple) and hasattr(tree, "_fields"):  # a namedtuple
         return type(tree)(*(_tree_map(fn, t) for t in tree))
@@ -87,9 +121,14 @@ def functionalize(func, *, remove="mutations"):
     def wrapped(*args, **kwargs):
         layer = _layer()
 
+        # Outside the Functionalize key, as autograd.Function.apply must run.
         def wrap(x):
             if not isinstance(x, _C.Tensor):
                 return x
+            if x.requires_grad and _autograd.is_grad_enabled():
+                # autograd.Function's own record is no operator of the program either.
+                with _hidden(skip_python=True):
+                    return _ToFunctional.apply(x)
             with _hidden():
                 return layer._to_functional_tensor(x)
 
@@ -97,15 +136,24 @@ def functionalize(func, *, remove="mutations"):
             if not isinstance(x, _C.Tensor):
                 return x
             with _hidden():
-                return layer._from_functional_tensor(x) if layer._is_functional_tensor(x) else x
+                if not layer._is_functional_tensor(x):
+                    return x
+            if x.requires_grad and _autograd.is_grad_enabled():
+                with _hidden():
+                    layer._sync(x)  # what the sync computes is the program's
+                with _hidden(skip_python=True):
+                    return _FromFunctional.apply(x)
+            with _hidden():
+                return layer._from_functional_tensor(x)
 
         with _hidden(skip_python=True):
             previous = layer._set_reapply_views(reapply_views)
         try:
+            func_args = _tree_map(wrap, args)
+            func_kwargs = _tree_map(wrap, kwargs)
             with _C._IncludeDispatchKeyGuard("Functionalize"):
-                func_args = _tree_map(wrap, args)
-                func_kwargs = _tree_map(wrap, kwargs)
-                outputs = _tree_map(unwrap, func(*func_args, **func_kwargs))
+                func_outputs = func(*func_args, **func_kwargs)
+            outputs = _tree_map(unwrap, func_outputs)
         finally:
             with _hidden(skip_python=True):
                 layer._set_reapply_views(previous)
