@@ -29,6 +29,10 @@ namespace opd::functionalize {
 // base by its own view metas. One thread uses a functional tensor at a time, as in PyTorch.
 // Reading a functional tensor's memory directly (repr, tolist, numpy: no operator) shows its
 // value as of its last sync; any operator on it syncs it first.
+// Autograd runs above this layer, on the functional tensors: a view shares its base's version
+// counter and a functionalized in-place operator bumps it, so autograd refreshes the views of a
+// changed base, and a view that requires grad is made again from its base right after its own
+// mutation, so that its geometry stays relative to the base, which autograd's CopySlices reads.
 
 // How one view was made from its base, and how to write a changed view back into the base.
 struct ViewMeta {

@@ -109,7 +109,7 @@ def functionalize(func, *, remove="mutations"):
     """A function with ``func``'s semantics in which every in-place and out= operator runs as its
     functional form (``x.add_(y)`` as ``add``), and, with ``remove="mutations_and_views"``,
     every view as a copy. Mutations of ``func``'s inputs are applied to them at the end
-    (``copy_``), as functorch does."""
+    (``copy_``), as functorch does; gradients flow through it to inputs that require grad."""
     if remove == "mutations":
         reapply_views = True
     elif remove == "mutations_and_views":
