@@ -180,13 +180,23 @@ OPD_COMPARISON_SCALAR_OVERLOADS(gt)
 OPD_COMPARISON_SCALAR_OVERLOADS(ge)
 #undef OPD_COMPARISON_SCALAR_OVERLOADS
 
-// where with numbers: wrapped, they take part in where.self's promotion as PyTorch's
-// result_type(self, other) has them (where(c, 1.0, 0) is Float, where(c, x_int, 0.5) Float).
+// where with a number: PyTorch makes it a tensor of result_type(tensor, number) on the tensor's
+// device, with scalar_tensor, not a wrapped number: where.self's arguments are then tensors for
+// every layer that sees the call (a TorchDispatchMode is handed wrapped numbers as Python
+// numbers, which where.self does not take). where(c, 1.0, 0) is Float, where(c, x_int, 0.5)
+// Float, as with the promotion of a wrapped number.
+namespace {
+Tensor where_number_tensor(const Tensor& tensor, const Scalar& number) {
+  const ScalarType dtype = common::result_type(
+      common::update_result_type_state(number, common::update_result_type_state(tensor, {})));
+  return opd::scalar_tensor(number, dtype, std::nullopt, tensor.device(), std::nullopt);
+}
+}  // namespace
 Tensor where_ScalarSelf(const Tensor& condition, const Scalar& self, const Tensor& other) {
-  return opd::where(condition, wrapped_scalar_tensor(self), other);
+  return opd::where(condition, where_number_tensor(other, self), other);
 }
 Tensor where_ScalarOther(const Tensor& condition, const Tensor& self, const Scalar& other) {
-  return opd::where(condition, self, wrapped_scalar_tensor(other));
+  return opd::where(condition, self, where_number_tensor(self, other));
 }
 // Two numbers: PyTorch makes both tensors of their promoted type on the condition's device.
 Tensor where_Scalar(const Tensor& condition, const Scalar& self, const Scalar& other) {

@@ -300,3 +300,18 @@ def test_subclass_inputs_reach_their_torch_dispatch():
         "    neg = opdispatch.ops.aten.neg.default(mul);  mul = None\n"
         "    return neg\n    ")
     assert g(opdispatch.tensor([3., 4.])).tolist() == [-6., -8.]
+
+
+def test_where_with_a_number_records_a_tensor_that_runs_again():
+    # where.ScalarOther makes the number a tensor (scalar_tensor), as torch 1.13's does, so the
+    # captured where.self call takes tensors and the graph runs again.
+    def f(c, x):
+        return opdispatch.where(c, x, 0.5)
+
+    c, x = opdispatch.tensor([True, False]), opdispatch.arange(2, dtype=opdispatch.int32)
+    g = make_fx(f)(c, x)
+    assert "opdispatch.ops.aten.scalar_tensor.default(0.5" in g.code
+    assert "opdispatch.ops.aten.where.self(c_1, x_1, scalar_tensor)" in g.code
+    out = g(c, x)
+    assert out.dtype == opdispatch.float32
+    assert out.tolist() == f(c, x).tolist() == [0.0, 0.5]
