@@ -456,6 +456,51 @@ def bench_make_fx():
     report("its GraphModule called, 4x4", t["opd"], t.get("torch"))
 
 
+# ---- pydispatch (issue 34 §2) ----
+def bench_dispatch_mode():
+    """x + y (2x3) under an identity TorchDispatchMode, against torch 1.13's same mode (issue 34
+    §4: goal <= 0.5), and on an identity wrapper subclass (reported)."""
+    from opdispatch.utils._python_dispatch import TorchDispatchMode
+
+    def identity_mode(base):
+        class Identity(base):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+        return Identity()
+
+    def identity_subclass(lib):
+        class Wrapper(lib.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                r = lib.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
+                r.elem = elem
+                return r
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                out = func(*[a.elem if isinstance(a, cls) else a for a in args], **(kwargs or {}))
+                return cls(out)
+        return Wrapper
+
+    libs = {"opd": (opd, TorchDispatchMode)}
+    if torch is not None:
+        from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+        libs["torch"] = (torch, TorchMode)
+    args = {k: (lib.ones(2, 3), lib.ones(2, 3)) for k, (lib, _) in libs.items()}
+    modes = [identity_mode(base) for _, base in libs.values()]
+    for m in modes:
+        m.__enter__()
+    try:
+        t = measure({k: (lambda k=k: args[k][0] + args[k][1]) for k in libs})
+    finally:
+        for m in reversed(modes):
+            m.__exit__(None, None, None)
+    report("x + y under an identity TorchDispatchMode, 2x3", t["opd"], t.get("torch"), 0.5)
+    wrapped = {k: (identity_subclass(lib)(lib.ones(2, 3)),) * 2 for k, (lib, _) in libs.items()}
+    t = measure({k: (lambda k=k: wrapped[k][0] + wrapped[k][1]) for k in libs})
+    report("x + y on an identity wrapper subclass, 2x3", t["opd"], t.get("torch"))
+
+
 CASES = {
     "PyAdd": bench_add,
     "PyOpsAdd": bench_ops_add,
@@ -473,6 +518,7 @@ CASES = {
     "PyTrainStep": bench_train_step,
     "PyConv": bench_conv,
     "PyMakeFx": bench_make_fx,
+    "PyDispatchMode": bench_dispatch_mode,
 }
 
 
