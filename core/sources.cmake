@@ -61,8 +61,8 @@ set(OPD_DISPATCH_SOURCES
   boxed_call.cpp
   cpu_fallback.cpp
   device_guard.cpp
-  dispatch_observer.cpp
   dispatch_mode.cpp
+  dispatch_observer.cpp
   library.cpp
   registration_context.cpp
 )
