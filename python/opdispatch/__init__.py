@@ -23,6 +23,7 @@ from ._C import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double,
 from ._C import channels_last, contiguous_format, preserve_format, sparse_coo, strided
 from . import _tensor
 from . import autograd, library, linalg, nn, ops, plugins, return_types, testing, types, utils
+from . import func, fx
 from .functional import norm
 from ._tensor import Size
 from .autograd import enable_grad, no_grad, set_grad_enabled

@@ -95,3 +95,17 @@ def test_import_after_torch_finds_room_for_the_cores_thread_locals(python):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["loaded"]
+
+
+def test_func_and_fx_come_with_the_package_as_torchs(python):
+    # torch.func and torch.fx need no import of their own; neither loads a plugin until used.
+    r = python(
+        """
+        import opdispatch
+        assert callable(opdispatch.func.functionalize)
+        print(opdispatch.fx.GraphModule.__name__)
+        print(opdispatch._C._dispatch_has_backend_fallback("Functionalize"))
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["GraphModule", "False"]
