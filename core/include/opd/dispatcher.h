@@ -316,8 +316,9 @@ class OPD_API Dispatcher {
   // over one of the core's own fallthroughs.
   std::array<std::list<std::shared_ptr<AnnotatedKernel>>, kNumRuntimeEntries> fallbacks_
       OPD_GUARDED_BY(detail::registration_mutex);
-  // The core's fallthroughs on the Autograd and ADInplaceOrView keys (set once, in the
-  // constructor): always at the bottom of their stacks, so they come back when what covered
+  // The core's own backend fallbacks (set once, in the constructor): fallthroughs on the
+  // Autograd, ADInplaceOrView and PythonTLSSnapshot keys and the Python key's fallback (Note
+  // [Dispatch modes]); always at the bottom of their stacks, so they come back when what covered
   // them is deregistered.
   std::array<std::shared_ptr<AnnotatedKernel>, kNumRuntimeEntries> core_fallthroughs_;
   std::list<std::unique_ptr<OpRegistrationListener>> listeners_
