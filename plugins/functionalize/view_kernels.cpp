@@ -21,16 +21,19 @@ namespace {
 // FunctionalStorage and records, as PyTorch's ViewMeta, how to make it from the base (the view
 // operator with the call's arguments) and how to write a changed view back into the base (the
 // inverse, PyTorch's FunctionalInverses: select_scatter for select, slice_scatter for slice,
-// diagonal_scatter for diagonal, the opposite view for view, transpose, permute, squeeze and
-// unsqueeze, a sum for expand). With remove="mutations" the view is replayed as the view
-// operator itself; with remove="mutations_and_views" (reapply_views() false when the view is
-// made) as its copy: aten::<view>_copy where the dispatcher has it, else the view followed by a
-// contiguous clone, and so are the views the inverses make, so that no value aliases another
+// diagonal_scatter for diagonal, as_strided_scatter for as_strided, the opposite view for view,
+// view.dtype, transpose, permute, squeeze and unsqueeze, a sum for expand). With
+// remove="mutations" the view is replayed as the view operator itself; with
+// remove="mutations_and_views" (reapply_views() false when the view is made) as its copy:
+// aten::<view>_copy where the dispatcher has it (Note [View copies]), else the view followed by
+// a contiguous clone, and so are the views the inverses make, so that no value aliases another
 // (but for views that require grad, which autograd needs as views of their base).
 // reshape, flatten, narrow, split, unbind, squeeze() and the other CompositeImplicitAutograd views
-// reach this layer already decomposed into these. A view this file has no kernel for (as_strided:
-// no as_strided_scatter to write it back) is refused by the fallback (Note [Functionalize
-// fallback]).
+// reach this layer already decomposed into these. as_strided, as PyTorch's, reads and writes
+// positions of its base's value taken as its own memory (offset 0 for a value this layer made),
+// which are the caller's only where that base is contiguous. A view this file has no kernel for
+// (an operator of another namespace returning a view) is refused by the fallback (Note
+// [Functionalize fallback]).
 
 using Args = std::vector<IValue>;
 // Writes `mutated`, a changed value of the view that `args` make of `base`, back into base;
@@ -107,6 +110,10 @@ Tensor view_inverse(const Tensor& base, const Tensor& mutated, const Args&, bool
   return view_op("aten::view", "", {IValue(mutated), IValue(base.sizes())}, reapply);
 }
 
+Tensor view_dtype_inverse(const Tensor& base, const Tensor& mutated, const Args&, bool reapply) {
+  return view_op("aten::view", "dtype", {IValue(mutated), IValue(base.scalar_type())}, reapply);
+}
+
 Tensor alias_inverse(const Tensor&, const Tensor& mutated, const Args&, bool reapply) {
   return reapply ? mutated : view_op("aten::alias", "", {IValue(mutated)}, reapply);
 }
@@ -169,6 +176,11 @@ Tensor diagonal_inverse(const Tensor& base, const Tensor& mutated, const Args& a
   return opd::diagonal_scatter(base, mutated, a[1].to_int(), a[2].to_int(), a[3].to_int());
 }
 
+Tensor as_strided_inverse(const Tensor& base, const Tensor& mutated, const Args& a, bool) {
+  return opd::as_strided_scatter(base, mutated, a[1].to_int_list(), a[2].to_int_list(),
+                                 optional_int(a[3]));
+}
+
 template <Inverse inverse>
 CppFunction kernel() {
   return CppFunction(
@@ -179,6 +191,7 @@ CppFunction kernel() {
 
 void register_view_kernels(Library& m) {
   m.impl("view", kernel<&view_inverse>());
+  m.impl("view.dtype", kernel<&view_dtype_inverse>());
   m.impl("alias", kernel<&alias_inverse>());
   // Reached under no_grad: with grad mode on, the autograd plugin's detach serves it above this
   // layer (a tensor sharing the functional tensor's state).
@@ -192,6 +205,7 @@ void register_view_kernels(Library& m) {
   m.impl("select.int", kernel<&select_inverse>());
   m.impl("slice.Tensor", kernel<&slice_inverse>());
   m.impl("diagonal", kernel<&diagonal_inverse>());
+  m.impl("as_strided", kernel<&as_strided_inverse>());
 }
 
 }  // namespace opd::functionalize
