@@ -6,6 +6,7 @@
 #include "autograd/accumulate_grad.h"
 #include "autograd/autograd_meta.h"
 #include "autograd/engine.h"
+#include "opd/local_dispatch_key_set.h"
 #include "opd/ops.h"
 
 namespace opd::autograd::api {
@@ -108,6 +109,15 @@ int64_t output_nr(const Tensor& self) {
 int64_t version(const Tensor& self) { return self.version(); }
 
 Tensor detach(const Tensor& self) {
+  // A tensor subclass (the Python key in its own set) detaches in its __torch_dispatch__, as
+  // PyTorch's detach reaches the Python key below autograd: its result is whatever the subclass
+  // makes, not a view sharing the wrapper's Python state. The call comes back here for the
+  // plain tensors the subclass wraps, with the autograd keys excluded.
+  const DispatchKey autograd = autograd_key_for(backend_of(self.device().type));
+  if (self.key_set().has(DispatchKey::Python) && !tls_is_dispatch_key_excluded(autograd)) {
+    AutoDispatchBelowAutograd below;
+    return opd::detach(self);
+  }
   // Same memory and version counter, no history.
   return make_view(self, self.sizes(), self.strides(), self.storage_offset());
 }

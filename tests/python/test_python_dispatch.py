@@ -453,3 +453,26 @@ def test_a_subclass_comes_before_its_base_in_types(logging_tensor):
     out = base + derived  # Derived refuses; LoggingTensor, next in types, runs it
     assert calls == [["Derived", "LoggingTensor"]]
     assert type(out) is logging_tensor and out.elem.tolist() == [2.0, 2.0]
+
+
+def test_detach_of_a_subclass_reaches_torch_dispatch(logging_tensor):
+    # As torch's: detach is an operator the subclass runs, and its result has its own state.
+    x = logging_tensor(opd.ones(2, 2), requires_grad=True)
+    d = x.detach()
+    assert logging_tensor.log == ["aten.detach.default(T[2, 2]) types=['LoggingTensor']"]
+    assert type(d) is logging_tensor and d is not x and not d.requires_grad
+    d.tag = 1
+    assert not hasattr(x, "tag")
+    assert x.detach() is not x
+
+
+def test_a_detached_fake_tensor_keeps_its_own_metadata():
+    from opdispatch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode()
+    x = mode.from_tensor(opd.randn(2, 3))
+    d = x.detach()
+    with mode:
+        d.unsqueeze_(0)
+        y = x + 1
+    assert d.shape == (1, 2, 3) and x.shape == (2, 3) and y.shape == (2, 3)
