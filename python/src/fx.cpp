@@ -112,10 +112,24 @@ void bind_fx(py::module_& m) {
       .def("__enter__",
            [](const std::shared_ptr<fx::CaptureMode>& mode) { push_dispatch_mode(mode); })
       .def("__exit__", [](const std::shared_ptr<fx::CaptureMode>& mode, const py::args&) {
-        OPD_CHECK(current_dispatch_mode() == mode,
+        if (current_dispatch_mode() == mode) {
+          pop_dispatch_mode();
+          return;
+        }
+        // A mode entered inside the traced function was not exited: the stack goes back to
+        // what it was before the capture (the capture and every mode above it popped), so that
+        // no later operator of this thread records into a finished graph, then the refusal.
+        bool on_stack = false;
+        for (size_t i = 0; i < dispatch_mode_stack_len(); ++i) {
+          on_stack = on_stack || dispatch_mode_at(i) == mode;
+        }
+        if (on_stack) {
+          while (pop_dispatch_mode() != mode) {
+          }
+        }
+        OPD_CHECK(false,
                   "make_fx: the capture mode is not the top dispatch mode at exit (a mode entered "
                   "inside the traced function was not exited)");
-        pop_dispatch_mode();
       });
 }
 

@@ -101,12 +101,8 @@ def tree_leaves(tree):
 
 
 def _fake_tensor_mode(allow_non_fake_inputs):
-    try:
-        from ..._subclasses.fake_tensor import FakeTensorMode
-    except ImportError as e:
-        raise NotImplementedError(
-            "make_fx(tracing_mode='fake') needs opdispatch._subclasses.fake_tensor's "
-            "FakeTensorMode, which this build does not have") from e
+    from ..._subclasses.fake_tensor import FakeTensorMode
+
     # A tensor literal inside the function is a real tensor (opdispatch.tensor runs no
     # operator, where torch's lift_fresh makes it fake): allowed with _allow_non_fake_inputs.
     return FakeTensorMode(allow_non_fake_inputs=allow_non_fake_inputs)
