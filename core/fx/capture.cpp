@@ -154,6 +154,9 @@ Arg CaptureMode::arg_for(const IValue& v) {
 }
 
 void CaptureMode::dispatch(const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
+  OPD_CHECK(std::this_thread::get_id() == owner_,
+            "make_fx: the capture mode of one thread was pushed on another; a capture records the "
+            "operators of the thread that made it");
   const FunctionSchema& schema = op.schema();
   const auto& arguments = schema.arguments();
   OPD_INTERNAL_ASSERT(stack->size() >= arguments.size());

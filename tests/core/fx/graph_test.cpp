@@ -213,5 +213,25 @@ TEST(FxCapture, RecordsOnlyItsOwnThread) {
             "    return neg\n    ");
 }
 
+TEST(FxCapture, AModePushedOnAnotherThreadIsRefused) {
+  load_plugins();
+  auto mode = std::make_shared<CaptureMode>();
+  Tensor x = ones({2});
+  mode->add_input("x", IValue(x));
+  std::string error;
+  std::thread other([&] {
+    DispatchModeGuard guard(mode);
+    try {
+      (void)x.neg();
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  });
+  other.join();
+  EXPECT_NE(error.find("the capture mode of one thread was pushed on another"), std::string::npos)
+      << error;
+  EXPECT_EQ(dispatch_mode_stack_len(), 0u);
+}
+
 }  // namespace
 }  // namespace opd::fx

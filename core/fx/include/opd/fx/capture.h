@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -17,8 +18,9 @@
 
 namespace opd::fx {
 
-// Use on one thread: push it (DispatchModeGuard) on the thread that runs the program. Operators
-// other threads run are not recorded.
+// Use on one thread: make it and push it (DispatchModeGuard) on the thread that runs the
+// program. Operators other threads run are not recorded; a dispatch through it on another thread
+// (the mode popped and pushed there) is refused, since the graph has no lock.
 class CaptureMode : public DispatchMode {
  public:
   CaptureMode();
@@ -46,6 +48,7 @@ class CaptureMode : public DispatchMode {
   const Node* node_of_alias(const Tensor& t) const;
   void record_result(const Node& node, const IValue& v);
 
+  const std::thread::id owner_ = std::this_thread::get_id();
   std::shared_ptr<Graph> graph_;
   // Tensors with a node, by TensorImpl; the tensors are kept alive in `kept_` so that their
   // addresses are not reused by a new tensor while the capture lasts.
