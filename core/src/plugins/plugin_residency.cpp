@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "logging.h"
+#include "opd/thread_annotations.h"
 
 namespace opd {
 namespace {
@@ -173,10 +174,10 @@ struct Mapping {
 };
 
 struct Mappings {
-  std::mutex mutex;
-  std::map<uintptr_t, Mapping> by_base;  // guarded by mutex
+  Mutex mutex;
+  std::map<uintptr_t, Mapping> by_base OPD_GUARDED_BY(mutex);
   // Owners kept because threads were left running: reachable, never freed.
-  std::vector<LibraryOwner*> kept;  // guarded by mutex
+  std::vector<LibraryOwner*> kept OPD_GUARDED_BY(mutex);
 };
 
 Mappings& mappings() {
@@ -189,7 +190,7 @@ void release_owner(LibraryOwner* owner) noexcept {
   std::optional<Mapping> last;
   std::vector<LibraryOwner*> closing{owner};  // in load order once sorted
   {
-    std::lock_guard lock(all.mutex);
+    MutexLock lock(all.mutex);
     auto it = all.by_base.find(owner->mapping_base);
     if (it != all.by_base.end() && --it->second.owners > 0) {
       try {
@@ -226,14 +227,16 @@ void release_owner(LibraryOwner* owner) noexcept {
       left);
   logger()->error("plugin {}: {}", owner->library->path().string(), reason);
   {
-    std::lock_guard lock(all.mutex);
+    MutexLock lock(all.mutex);
     all.kept.insert(all.kept.end(), closing.begin(), closing.end());
   }
-  if (owner->on_kept) {
+  // Every load of the mapping is kept: each one's record hears it.
+  for (LibraryOwner* o : closing) {
+    if (!o->on_kept) continue;
     try {
-      owner->on_kept(true, reason);
+      o->on_kept(true, reason);
     } catch (const std::exception& e) {
-      logger()->error("plugin {}: {}", owner->library->path().string(), e.what());
+      logger()->error("plugin {}: {}", o->library->path().string(), e.what());
     }
   }
 }
@@ -259,7 +262,7 @@ std::shared_ptr<LibraryOwner> own_library(std::shared_ptr<PluginLibrary> library
   uint64_t load_order = 0;
   {
     Mappings& all = mappings();
-    std::lock_guard lock(all.mutex);
+    MutexLock lock(all.mutex);
     Mapping& m = all.by_base[object.base];
     if (m.owners++ == 0) {
       m.threads_before = std::move(threads_before);
@@ -273,7 +276,7 @@ std::shared_ptr<LibraryOwner> own_library(std::shared_ptr<PluginLibrary> library
 
 void registration_ran(const LibraryOwner& owner, const std::set<pid_t>& threads_now) {
   Mappings& all = mappings();
-  std::lock_guard lock(all.mutex);
+  MutexLock lock(all.mutex);
   auto it = all.by_base.find(owner.mapping_base);
   if (it == all.by_base.end() || it->second.registered) return;
   Mapping& m = it->second;
