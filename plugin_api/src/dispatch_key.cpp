@@ -102,6 +102,9 @@ void register_privateuse1_backend(std::string_view name) {
     OPD_CHECK_T(ValueError, !t.slots[i].taken() || t.slots[i].name != name,
                 "register_privateuse1_backend: '{}' is the name of vendor slot PrivateUse{} ({})",
                 name, i + 1, t.slots[i].holder());
+    OPD_CHECK_T(ValueError, name != default_privateuse_name(i),
+                "register_privateuse1_backend: '{}' is the unnamed PrivateUse{} slot's own name",
+                name, i + 1);
   }
   slot = detail::PrivateUseSlot{};
   slot.name = name;

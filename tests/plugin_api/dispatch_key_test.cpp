@@ -115,6 +115,12 @@ TEST(DispatchKey, PrivateUse1NamedOnceWithErrorsNamingBoth) {
   }
   EXPECT_THROW(register_privateuse1_backend("cpu"), ValueError);
   EXPECT_THROW(register_privateuse1_backend("meta"), ValueError);
+  try {
+    register_privateuse1_backend("privateusetwo");  // would hide the unnamed PrivateUse2
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_THAT(e.msg(), HasSubstr("'privateusetwo' is the unnamed PrivateUse2 slot's own name"));
+  }
   EXPECT_EQ(privateuse1_backend_name(), "privateuseone");
 
   register_privateuse1_backend("npu");
