@@ -64,7 +64,8 @@ _COPY = dict(method=False, supports_out=False, dtypes=ALL, compare_strides=True)
 OP_DB = [
     OpInfo("view_copy", sample_inputs=sample_view_copy, error_inputs=errors_view_copy, **_COPY),
     OpInfo("view_copy.dtype", sample_inputs=sample_view_copy_dtype, supports_autograd=False,
-           **_COPY),
+           skips={"differential": "a change of element size depends on the storage offset, "
+                                  "which another layout changes"}, **_COPY),
     OpInfo("alias_copy", sample_inputs=sample_unary, **_COPY),
     # No gradient: torch 1.13's result requires grad with no formula behind it (a backward raises
     # 'derivative for aten::detach_copy is not implemented'); ours does not require grad.
