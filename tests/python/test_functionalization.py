@@ -523,3 +523,15 @@ def test_make_fx_of_functionalize_emits_the_view_copies_as_torch():
     np.testing.assert_allclose(
         functionalize(_every_view(opd), remove="mutations")(x.clone()).numpy(), expected.numpy(),
         rtol=1e-6)
+
+
+def test_as_strided_scatter_wants_a_contiguous_self_that_requires_grad():
+    # functionalize's as_strided inverse; its gradient holds for a contiguous self only, which
+    # torch 1.13 asserts with the same text (the OpInfo harness passes no requires_grad to torch).
+    for lib in (opd, torch):
+        self = lib.ones(4, 3, requires_grad=True).t()
+        with pytest.raises(RuntimeError, match="as_strided_scatter is currently only supported "
+                           "for contiguous inputs"):
+            lib.as_strided_scatter(self, lib.ones(2, 2), [2, 2], [1, 2])
+        out = lib.as_strided_scatter(self.detach(), lib.ones(2, 2), [2, 2], [1, 2])
+        assert out.stride() == (1, 3)  # clone() keeps a dense layout, as torch's
