@@ -535,3 +535,19 @@ def test_as_strided_scatter_wants_a_contiguous_self_that_requires_grad():
             lib.as_strided_scatter(self, lib.ones(2, 2), [2, 2], [1, 2])
         out = lib.as_strided_scatter(self.detach(), lib.ones(2, 2), [2, 2], [1, 2])
         assert out.stride() == (1, 3)  # clone() keeps a dense layout, as torch's
+
+
+def test_as_strided_scatter_gradients_through_a_view_of_a_larger_gradient():
+    # cat's gradient hands y a contiguous view at storage offset 20 of a larger tensor; the view's
+    # storage_offset (1) counts from y's own start. torch 1.13's formulas read the larger
+    # tensor's first elements for src and leave self's gradient uninitialised here.
+    a = opd.zeros(3, 4, requires_grad=True)
+    b = opd.zeros(2, 2, requires_grad=True)
+    y = opd.as_strided_scatter(a, b, [2, 2], [1, 2], 1)
+    w = np.arange(32, dtype=np.float32).reshape(8, 4)
+    (opd.cat([opd.zeros(5, 4), y]) * opd.tensor(w)).sum().backward()
+    g = w[5:].reshape(-1)
+    np.testing.assert_array_equal(b.grad.numpy(), [[g[1], g[3]], [g[2], g[4]]])
+    expected = g.copy()
+    expected[1:5] = 0
+    np.testing.assert_array_equal(a.grad.numpy(), expected.reshape(3, 4))
