@@ -31,7 +31,7 @@ struct PluginManifest {
   std::filesystem::path library;  // absolute
   std::optional<std::string> sha256;
   std::vector<DispatchKey> dispatch_keys;
-  bool any_privateuse_slot = false;  // dispatch_keys names PrivateUse
+  bool any_privateuse_slot = false;    // dispatch_keys names PrivateUse
   std::vector<std::string> requires_;  // names, and manifest paths made absolute
   bool load_default = false;
   std::string description;

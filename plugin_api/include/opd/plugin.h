@@ -67,8 +67,10 @@
 // 4.0: the key layout of the wrapper layers and the vendor slots (Note [Key layout]): the
 // dispatch keys PrivateUse2, PrivateUse3 with their autograd keys, Python, Functionalize and
 // PythonTLSSnapshot renumber every key above CUDA, and DeviceType gains PrivateUse2 and
-// PrivateUse3. The vendor slots' names (privateuse_backend_name, privateuse_slot_named). 3.x
-// plugins do not load.
+// PrivateUse3. The vendor slots (privateuse_backend_name, privateuse_slot_named, and opd/
+// privateuse.h: register_privateuse_backend, claimed_privateuse_slot, privateuse_slot_holder,
+// OPD_LIBRARY_IMPL_PRIVATEUSE); dispatch modes (core, host side: opd/dispatch_mode.h); the typed
+// API of the *_copy view operators and as_strided_scatter. 3.x plugins do not load.
 #define OPD_PLUGIN_ABI_MAJOR 4
 #define OPD_PLUGIN_ABI_MINOR 0
 #define OPD_STRINGIFY_IMPL(x) #x
