@@ -149,6 +149,9 @@ void check_not_wrapper_subclass(const Tensor& t, const char* what) {
   OPD_CHECK(state_of(t) == nullptr, "{} is not supported for tensor subclasses.", what);
 }
 
+// Never destroyed: see bind_python_dispatch_subclass.
+RegistrationHandle* subclass_handler_registration = nullptr;
+
 py::object subclass_object(const Tensor& t) {
   SubclassState* s = state_of(t);
   if (s == nullptr) return py::object();
@@ -190,12 +193,15 @@ void bind_python_dispatch_subclass(py::module_& m) {
       },
       py::is_method(tensor));
   // The Python key's fallback, with no mode active: the subclasses' __torch_dispatch__. Set once
-  // for the life of the process (the handle is never destroyed).
-  static auto* handler = new RegistrationHandle(
-      set_python_subclass_handler([](const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
-        if (!call_torch_dispatch(op, stack, py::handle())) redispatch_below_python(op, keys, stack);
-      }));
-  (void)handler;
+  // for the life of the process (the handle is never destroyed; held by a global, which the
+  // compiler keeps, so that LeakSanitizer sees the allocation reachable).
+  if (subclass_handler_registration == nullptr) {
+    subclass_handler_registration = new RegistrationHandle(set_python_subclass_handler(
+        [](const OperatorHandle& op, DispatchKeySet keys, Stack* stack) {
+          if (!call_torch_dispatch(op, stack, py::handle()))
+            redispatch_below_python(op, keys, stack);
+        }));
+  }
 }
 
 }  // namespace opd::python
